@@ -1,0 +1,237 @@
+//! Shell integration: the scripts that make bash, zsh and fish emit OSC 133
+//! and OSC 7, and how each shell is started so it loads them without
+//! anything typed or shown on screen.
+//!
+//! The scripts live in `shell-integration/` at the top of the repository as
+//! ordinary files and are embedded at build time. At start-up they are
+//! written to a private directory (mode 0700) that is removed as soon as the
+//! shell has read them (the first prompt marker) or when unixagent exits.
+//!
+//! | shell | how it is started                         | what the script does first          |
+//! |-------|-------------------------------------------|-------------------------------------|
+//! | bash  | `bash --rcfile DIR/bashrc`                | sources ~/.bashrc (or, for a login session, /etc/profile and the first of ~/.bash_profile, ~/.bash_login, ~/.profile) |
+//! | zsh   | `ZDOTDIR=DIR zsh`                         | each shim sources the user's file of the same name from their real ZDOTDIR |
+//! | fish  | `fish --init-command 'source DIR/…fish'`  | runs after the user's config.fish   |
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+use crate::pty::TermError;
+
+const BASH: &str = include_str!("../../../shell-integration/bash.sh");
+const ZSH_ENV: &str = include_str!("../../../shell-integration/zsh-env.zsh");
+const ZSH_PROFILE: &str = include_str!("../../../shell-integration/zsh-profile.zsh");
+const ZSH_RC: &str = include_str!("../../../shell-integration/zsh-rc.zsh");
+const FISH: &str = include_str!("../../../shell-integration/fish.fish");
+
+/// The shells unixagent knows how to integrate with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ShellKind {
+    Bash,
+    Zsh,
+    Fish,
+    /// Any other shell (dash, ksh, …): no integration, heuristic prompts.
+    Other,
+}
+
+impl ShellKind {
+    /// Recognises a shell by its file name (`/usr/bin/zsh`, `-bash`, `zsh-5.9`).
+    pub fn detect(program: &Path) -> Self {
+        let name = program.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        let name = name.trim_start_matches('-');
+        if name.starts_with("bash") {
+            ShellKind::Bash
+        } else if name.starts_with("zsh") {
+            ShellKind::Zsh
+        } else if name.starts_with("fish") {
+            ShellKind::Fish
+        } else {
+            ShellKind::Other
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ShellKind::Bash => "bash",
+            ShellKind::Zsh => "zsh",
+            ShellKind::Fish => "fish",
+            ShellKind::Other => "this shell",
+        }
+    }
+}
+
+/// What the user asked for.
+#[derive(Debug, Clone)]
+pub struct ShellSpec {
+    pub program: PathBuf,
+    /// Start the shell as a login shell.
+    pub login: bool,
+    /// Extra words for the shell (after `--` on unixagent's command line).
+    pub args: Vec<OsString>,
+    /// Install shell integration (config `shell.integration`).
+    pub integration: bool,
+}
+
+/// How to start the shell: its argv, extra environment, and the directory
+/// holding the integration scripts (removed when dropped).
+#[derive(Debug)]
+pub struct Launch {
+    pub program: PathBuf,
+    pub args: Vec<OsString>,
+    pub env: Vec<(OsString, OsString)>,
+    pub kind: ShellKind,
+    /// Whether integration was installed (so markers are expected).
+    pub integrated: bool,
+    pub scripts: Option<ScriptDir>,
+}
+
+/// Builds the launch for `spec`, writing integration scripts if needed.
+pub fn prepare(spec: &ShellSpec) -> Result<Launch, TermError> {
+    let kind = ShellKind::detect(&spec.program);
+    let mut launch = Launch {
+        program: spec.program.clone(),
+        args: Vec::new(),
+        env: Vec::new(),
+        kind,
+        integrated: false,
+        scripts: None,
+    };
+    if !spec.integration || kind == ShellKind::Other {
+        if spec.login {
+            launch.args.push("-l".into());
+        }
+        launch.args.extend(spec.args.iter().cloned());
+        return Ok(launch);
+    }
+    let dir = ScriptDir::create()?;
+    match kind {
+        ShellKind::Bash => {
+            let rc = dir.write("bashrc", BASH)?;
+            launch.args.push("--rcfile".into());
+            launch.args.push(rc.into());
+            if spec.login {
+                launch.env.push(("__UA_BASH_LOGIN".into(), "1".into()));
+            }
+        }
+        ShellKind::Zsh => {
+            dir.write(".zshenv", ZSH_ENV)?;
+            dir.write(".zprofile", ZSH_PROFILE)?;
+            dir.write(".zshrc", ZSH_RC)?;
+            if let Some(user) = std::env::var_os("ZDOTDIR") {
+                launch.env.push(("__UA_USER_ZDOTDIR".into(), user));
+            }
+            launch.env.push(("ZDOTDIR".into(), dir.path().into()));
+            if spec.login {
+                launch.args.push("-l".into());
+            }
+        }
+        ShellKind::Fish => {
+            let script = dir.write("unixagent.fish", FISH)?;
+            let mut init = OsString::from("source ");
+            init.push(shell_quote(&script));
+            launch.args.push("--init-command".into());
+            launch.args.push(init);
+            if spec.login {
+                launch.args.push("-l".into());
+            }
+        }
+        ShellKind::Other => {}
+    }
+    launch.args.extend(spec.args.iter().cloned());
+    launch.integrated = true;
+    launch.scripts = Some(dir);
+    Ok(launch)
+}
+
+/// Single-quotes a path for fish (and POSIX shells).
+fn shell_quote(p: &Path) -> OsString {
+    let s = p.to_string_lossy().replace('\'', "'\\''");
+    format!("'{s}'").into()
+}
+
+/// A private directory for the integration scripts, removed on drop.
+#[derive(Debug)]
+pub struct ScriptDir {
+    path: PathBuf,
+}
+
+impl ScriptDir {
+    fn create() -> Result<Self, TermError> {
+        let base = std::env::var_os("XDG_RUNTIME_DIR")
+            .map(PathBuf::from)
+            .filter(|p| p.is_dir())
+            .unwrap_or_else(std::env::temp_dir);
+        let template = base.join("unixagent-XXXXXX");
+        // mkdtemp creates the directory with mode 0700.
+        let path = nix::unistd::mkdtemp(&template)
+            .map_err(|e| TermError::io(format!("creating {}", template.display()), e.into()))?;
+        Ok(Self { path })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn write(&self, name: &str, text: &str) -> Result<PathBuf, TermError> {
+        let p = self.path.join(name);
+        std::fs::write(&p, text).map_err(|e| TermError::io(format!("writing {}", p.display()), e))?;
+        Ok(p)
+    }
+}
+
+impl Drop for ScriptDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.path);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn detect_by_name() {
+        assert_eq!(ShellKind::detect(Path::new("/bin/bash")), ShellKind::Bash);
+        assert_eq!(ShellKind::detect(Path::new("-zsh")), ShellKind::Zsh);
+        assert_eq!(ShellKind::detect(Path::new("/usr/local/bin/fish")), ShellKind::Fish);
+        assert_eq!(ShellKind::detect(Path::new("/bin/dash")), ShellKind::Other);
+    }
+
+    fn spec(program: &str, login: bool) -> ShellSpec {
+        ShellSpec { program: program.into(), login, args: vec!["-x".into()], integration: true }
+    }
+
+    #[test]
+    fn bash_gets_an_rcfile_and_login_flag_through_the_environment() {
+        let l = prepare(&spec("/bin/bash", true)).unwrap();
+        assert_eq!(l.args[0], "--rcfile");
+        assert_eq!(std::fs::read_to_string(&l.args[1]).unwrap(), BASH);
+        assert_eq!(l.args.last().unwrap(), "-x");
+        assert!(l.env.contains(&("__UA_BASH_LOGIN".into(), "1".into())));
+        assert!(l.integrated);
+    }
+
+    #[test]
+    fn zsh_gets_a_zdotdir_shim() {
+        let l = prepare(&spec("/usr/bin/zsh", false)).unwrap();
+        let dir = l.scripts.as_ref().unwrap().path().to_path_buf();
+        assert!(l.env.contains(&("ZDOTDIR".into(), dir.clone().into())));
+        for f in [".zshenv", ".zprofile", ".zshrc"] {
+            assert!(dir.join(f).is_file(), "{f}");
+        }
+        use std::os::unix::fs::PermissionsExt;
+        assert_eq!(std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777, 0o700);
+        drop(l);
+        assert!(!dir.exists(), "script directory is removed on drop");
+    }
+
+    #[test]
+    fn other_shells_and_disabled_integration_get_nothing() {
+        let l = prepare(&spec("/bin/dash", true)).unwrap();
+        assert_eq!(l.args, vec![OsString::from("-l"), "-x".into()]);
+        assert!(!l.integrated && l.scripts.is_none());
+        let mut s = spec("/bin/bash", false);
+        s.integration = false;
+        assert!(!prepare(&s).unwrap().integrated);
+    }
+}

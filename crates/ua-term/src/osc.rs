@@ -1,0 +1,293 @@
+//! OSC 133 / OSC 7 scanner.
+//!
+//! The scanner watches the shell's output for the few escape sequences
+//! unixagent cares about and reports them as [`ShellEvent`]s. It never
+//! changes or removes a byte: the caller forwards every byte to the outer
+//! terminal unchanged and only *looks* through the scanner.
+//!
+//! Like a VT parser it assigns no meaning to anything else and never fails:
+//! an overlong or malformed OSC is dropped silently, and a sequence split
+//! across reads is reassembled because the scanner keeps its state between
+//! calls to [`OscScanner::feed`].
+
+use memchr::{memchr, memchr2};
+
+/// Longest OSC payload we keep. OSC 7 carries a percent-encoded path, which
+/// can be long; anything longer than this is not ours (or is garbage) and is
+/// ignored.
+const MAX_PAYLOAD: usize = 4096;
+
+/// A shell-integration event seen in the output stream.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ShellEvent {
+    /// `OSC 133;A`: the shell starts drawing its prompt.
+    PromptStart,
+    /// `OSC 133;B`: the prompt is drawn; the shell now reads the user's line.
+    InputStart,
+    /// `OSC 133;C`: the user's command starts executing.
+    CommandStart,
+    /// `OSC 133;D[;code]`: the command finished. `None` when the shell did not
+    /// report a code.
+    CommandEnd(Option<i32>),
+    /// `OSC 7;file://host/path`: the shell's working directory (decoded).
+    Cwd(String),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    /// Plain output; looking for ESC.
+    Ground,
+    /// Saw ESC; an `]` starts an OSC.
+    Escape,
+    /// Inside an OSC payload, until BEL or ESC `\`.
+    Osc,
+    /// Inside an OSC, saw ESC: a `\` terminates.
+    OscEscape,
+}
+
+/// Incremental scanner over PTY output.
+#[derive(Debug)]
+pub struct OscScanner {
+    state: State,
+    payload: Vec<u8>,
+    overflow: bool,
+}
+
+impl Default for OscScanner {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl OscScanner {
+    pub fn new() -> Self {
+        Self { state: State::Ground, payload: Vec::with_capacity(64), overflow: false }
+    }
+
+    /// Scans `bytes`, calling `emit` for every complete event found, in order.
+    ///
+    /// Plain output is skipped with `memchr`, so the cost on bulk output is a
+    /// vectorised search for ESC rather than a per-byte state step.
+    pub fn feed(&mut self, bytes: &[u8], mut emit: impl FnMut(ShellEvent)) {
+        let mut i = 0;
+        while i < bytes.len() {
+            match self.state {
+                State::Ground => match memchr(0x1b, &bytes[i..]) {
+                    Some(off) => {
+                        self.state = State::Escape;
+                        i += off + 1;
+                    }
+                    None => return,
+                },
+                State::Escape => {
+                    if bytes[i] == b']' {
+                        self.state = State::Osc;
+                        self.payload.clear();
+                        self.overflow = false;
+                        i += 1;
+                    } else {
+                        // Any other escape is not ours; re-examine this byte
+                        // in ground state (it may itself be ESC).
+                        self.state = State::Ground;
+                    }
+                }
+                State::Osc => match memchr2(0x07, 0x1b, &bytes[i..]) {
+                    Some(off) => {
+                        self.push(&bytes[i..i + off]);
+                        if bytes[i + off] == 0x07 {
+                            self.finish(&mut emit);
+                            self.state = State::Ground;
+                        } else {
+                            self.state = State::OscEscape;
+                        }
+                        i += off + 1;
+                    }
+                    None => {
+                        self.push(&bytes[i..]);
+                        return;
+                    }
+                },
+                State::OscEscape => {
+                    if bytes[i] == b'\\' {
+                        self.finish(&mut emit);
+                        i += 1;
+                    }
+                    // ESC followed by anything else aborts the OSC; that
+                    // byte is re-read in ground state.
+                    self.state = State::Ground;
+                }
+            }
+        }
+    }
+
+    fn push(&mut self, part: &[u8]) {
+        if self.overflow {
+            return;
+        }
+        if self.payload.len() + part.len() > MAX_PAYLOAD {
+            self.overflow = true;
+            self.payload.clear();
+        } else {
+            self.payload.extend_from_slice(part);
+        }
+    }
+
+    fn finish(&mut self, emit: &mut impl FnMut(ShellEvent)) {
+        if !self.overflow
+            && let Some(event) = parse_payload(&self.payload)
+        {
+            emit(event);
+        }
+        self.payload.clear();
+        self.overflow = false;
+    }
+}
+
+/// Parses one complete OSC payload (between `ESC ]` and the terminator).
+fn parse_payload(p: &[u8]) -> Option<ShellEvent> {
+    if let Some(rest) = p.strip_prefix(b"133;") {
+        let (kind, args) = match rest.iter().position(|&b| b == b';') {
+            Some(n) => (&rest[..n], Some(&rest[n + 1..])),
+            None => (rest, None),
+        };
+        return match kind {
+            b"A" => Some(ShellEvent::PromptStart),
+            b"B" => Some(ShellEvent::InputStart),
+            b"C" => Some(ShellEvent::CommandStart),
+            b"D" => {
+                // `D;code` possibly followed by `;key=value` options.
+                let code = args
+                    .map(|a| a.split(|&b| b == b';').next().unwrap_or(a))
+                    .and_then(|c| std::str::from_utf8(c).ok())
+                    .and_then(|c| c.parse().ok());
+                Some(ShellEvent::CommandEnd(code))
+            }
+            _ => None,
+        };
+    }
+    if let Some(url) = p.strip_prefix(b"7;") {
+        return parse_file_url(url).map(ShellEvent::Cwd);
+    }
+    None
+}
+
+/// `file://host/some%20path` -> `/some path`. The host part is ignored: the
+/// shell runs on this machine (or reports a remote path we only display).
+fn parse_file_url(url: &[u8]) -> Option<String> {
+    let rest = url.strip_prefix(b"file://")?;
+    let slash = rest.iter().position(|&b| b == b'/')?;
+    let decoded = percent_decode(&rest[slash..]);
+    String::from_utf8(decoded).ok()
+}
+
+fn percent_decode(s: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(s.len());
+    let mut i = 0;
+    while i < s.len() {
+        if s[i] == b'%'
+            && i + 2 < s.len()
+            && let (Some(h), Some(l)) = (hex(s[i + 1]), hex(s[i + 2]))
+        {
+            out.push(h << 4 | l);
+            i += 3;
+            continue;
+        }
+        out.push(s[i]);
+        i += 1;
+    }
+    out
+}
+
+fn hex(b: u8) -> Option<u8> {
+    match b {
+        b'0'..=b'9' => Some(b - b'0'),
+        b'a'..=b'f' => Some(b - b'a' + 10),
+        b'A'..=b'F' => Some(b - b'A' + 10),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scan(chunks: &[&[u8]]) -> Vec<ShellEvent> {
+        let mut s = OscScanner::new();
+        let mut out = Vec::new();
+        for c in chunks {
+            s.feed(c, |e| out.push(e));
+        }
+        out
+    }
+
+    const CYCLE: &[u8] =
+        b"\x1b]133;A\x07$ \x1b]133;B\x07ls\r\n\x1b]133;C\x07file\r\n\x1b]133;D;2\x07\x1b]7;file://host/tmp/a%20b\x1b\\";
+
+    fn cycle_events() -> Vec<ShellEvent> {
+        vec![
+            ShellEvent::PromptStart,
+            ShellEvent::InputStart,
+            ShellEvent::CommandStart,
+            ShellEvent::CommandEnd(Some(2)),
+            ShellEvent::Cwd("/tmp/a b".into()),
+        ]
+    }
+
+    #[test]
+    fn full_cycle_in_one_chunk() {
+        assert_eq!(scan(&[CYCLE]), cycle_events());
+    }
+
+    #[test]
+    fn every_split_point_gives_the_same_events() {
+        for i in 0..=CYCLE.len() {
+            for j in i..=CYCLE.len() {
+                let got = scan(&[&CYCLE[..i], &CYCLE[i..j], &CYCLE[j..]]);
+                assert_eq!(got, cycle_events(), "split at {i},{j}");
+            }
+        }
+    }
+
+    #[test]
+    fn byte_at_a_time() {
+        let chunks: Vec<&[u8]> = CYCLE.chunks(1).collect();
+        assert_eq!(scan(&chunks), cycle_events());
+    }
+
+    #[test]
+    fn d_without_code_and_with_options() {
+        assert_eq!(
+            scan(&[b"\x1b]133;D\x07\x1b]133;D;0;aid=7\x07\x1b]133;D;x\x07"]),
+            vec![ShellEvent::CommandEnd(None), ShellEvent::CommandEnd(Some(0)), ShellEvent::CommandEnd(None)]
+        );
+    }
+
+    #[test]
+    fn foreign_sequences_are_ignored() {
+        let input = b"\x1b]0;title\x07\x1b[31mred\x1b[0m\x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\\x1b]133;Z\x07";
+        assert!(scan(&[input]).is_empty());
+    }
+
+    #[test]
+    fn esc_inside_osc_aborts_it_and_is_rescanned() {
+        // ESC [ inside an OSC aborts the OSC; the following 133;A still counts.
+        assert_eq!(scan(&[b"\x1b]133;B\x1b[m\x1b]133;A\x07"]), vec![ShellEvent::PromptStart]);
+        // ESC ESC ] : the second ESC starts a real sequence.
+        assert_eq!(scan(&[b"\x1b\x1b]133;C\x07"]), vec![ShellEvent::CommandStart]);
+    }
+
+    #[test]
+    fn overlong_payload_is_dropped_then_scanning_recovers() {
+        let mut input = b"\x1b]7;file://h/".to_vec();
+        input.extend(std::iter::repeat_n(b'a', MAX_PAYLOAD + 10));
+        input.extend_from_slice(b"\x07\x1b]133;A\x07");
+        assert_eq!(scan(&[&input]), vec![ShellEvent::PromptStart]);
+    }
+
+    #[test]
+    fn percent_decoding() {
+        assert_eq!(percent_decode(b"/a%2Fb%zz%4"), b"/a/b%zz%4");
+        assert_eq!(scan(&[b"\x1b]7;file:///\x07"]), vec![ShellEvent::Cwd("/".into())]);
+        assert!(scan(&[b"\x1b]7;http://x/y\x07"]).is_empty());
+    }
+}

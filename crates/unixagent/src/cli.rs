@@ -1,0 +1,147 @@
+//! The command line (design §13).
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+
+/// An agent that lives in your terminal.
+///
+/// unixagent runs your shell in a pseudo-terminal and stays out of the way.
+/// A line typed at the prompt that starts with `#` becomes an instruction
+/// for the agent; everything else goes to the shell as always.
+#[derive(Debug, Parser)]
+#[command(name = "unixagent", version, args_conflicts_with_subcommands = true)]
+pub struct Cli {
+    /// Run STRING and exit. A STRING starting with `#` is a one-shot
+    /// instruction; anything else runs exactly as `$SHELL -c STRING` would.
+    #[arg(short = 'c', long = "command", value_name = "STRING", allow_hyphen_values = true)]
+    pub command: Option<String>,
+
+    /// Start the shell as a login shell (also implied when unixagent is
+    /// started with a `-` in front of its name, as login programs do).
+    #[arg(short = 'l', long)]
+    pub login: bool,
+
+    /// The shell to run (default: shell.command in the config, else $SHELL).
+    #[arg(long, value_name = "PATH")]
+    pub shell: Option<PathBuf>,
+
+    /// Use this config file [env: UNIXAGENT_CONFIG; default:
+    /// $XDG_CONFIG_HOME/unixagent/config.toml].
+    #[arg(long, value_name = "PATH")]
+    pub config: Option<PathBuf>,
+
+    /// Print events as NDJSON, even on a terminal.
+    #[arg(long)]
+    pub json: bool,
+
+    /// Use this backend instead of the configured default.
+    #[arg(long, value_name = "NAME")]
+    pub backend: Option<String>,
+
+    /// Use this model instead of the backend's configured one.
+    #[arg(long, value_name = "MODEL")]
+    pub model: Option<String>,
+
+    /// Use this policy file.
+    #[arg(long, value_name = "PATH")]
+    pub policy: Option<PathBuf>,
+
+    /// Print the trace id of this session.
+    #[arg(long)]
+    pub trace: bool,
+
+    /// Words for the shell: after `-c STRING` they become `$0 $1 …`; for an
+    /// interactive session they are passed to the shell (put them after `--`).
+    #[arg(value_name = "SHELL_ARGS", trailing_var_arg = true, allow_hyphen_values = true)]
+    pub shell_args: Vec<OsString>,
+
+    #[command(subcommand)]
+    pub sub: Option<Sub>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Sub {
+    /// Inspect and check the command policy.
+    Policy {
+        #[command(subcommand)]
+        action: PolicyAction,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum PolicyAction {
+    /// Show how a command would be parsed, classified and decided.
+    Explain {
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+        /// The command, quoted as one argument.
+        command: String,
+    },
+    /// Validate the policy files.
+    Check,
+}
+
+impl Cli {
+    /// Options that exist on the command line but whose feature has not
+    /// been built yet, so the user hears about it instead of the option
+    /// being silently ignored.
+    pub fn unavailable(&self) -> Vec<&'static str> {
+        let mut v = Vec::new();
+        if self.json {
+            v.push("--json");
+        }
+        if self.backend.is_some() {
+            v.push("--backend");
+        }
+        if self.model.is_some() {
+            v.push("--model");
+        }
+        if self.policy.is_some() {
+            v.push("--policy");
+        }
+        if self.trace {
+            v.push("--trace");
+        }
+        v
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Cli {
+        Cli::try_parse_from(args).unwrap()
+    }
+
+    #[test]
+    fn dash_c_like_a_shell() {
+        let c = parse(&["unixagent", "-c", "echo $0 $1", "zero", "one"]);
+        assert_eq!(c.command.as_deref(), Some("echo $0 $1"));
+        assert_eq!(c.shell_args, vec![OsString::from("zero"), "one".into()]);
+        let c = parse(&["unixagent", "-lc", "-x"]);
+        assert!(c.login);
+        assert_eq!(c.command.as_deref(), Some("-x"));
+    }
+
+    #[test]
+    fn words_after_double_dash_go_to_the_shell() {
+        let c = parse(&["unixagent", "--shell", "/bin/zsh", "--", "-f", "--no-rcs"]);
+        assert_eq!(c.shell_args, vec![OsString::from("-f"), "--no-rcs".into()]);
+    }
+
+    #[test]
+    fn policy_subcommands() {
+        let c = parse(&["unixagent", "policy", "explain", "--json", "rm -rf /"]);
+        assert!(matches!(c.sub, Some(Sub::Policy { action: PolicyAction::Explain { json: true, .. } })));
+    }
+
+    #[test]
+    fn unavailable_options_are_named() {
+        let c = parse(&["unixagent", "--json", "--model", "m"]);
+        assert_eq!(c.unavailable(), vec!["--json", "--model"]);
+    }
+}

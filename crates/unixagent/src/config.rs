@@ -1,0 +1,155 @@
+//! Configuration: `config.toml`.
+//!
+//! Looked up in `--config`, then `$UNIXAGENT_CONFIG`, then
+//! `$XDG_CONFIG_HOME/unixagent/config.toml` (`~/.config/…` when
+//! XDG_CONFIG_HOME is unset). A missing default file is not an error; a
+//! missing file that was asked for by name is. Invalid TOML is reported with
+//! file, line and column. Unknown keys are warned about, never fatal, so a
+//! config written for a newer unixagent still starts an older one.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct Config {
+    pub shell: ShellConfig,
+    /// Sections read by parts of unixagent that load them themselves; kept
+    /// here so they are not reported as unknown.
+    pub backend: Option<toml::Table>,
+    pub context: Option<toml::Table>,
+    pub policy: Option<toml::Table>,
+    pub judge: Option<toml::Table>,
+    pub journal: Option<toml::Table>,
+    pub sandbox: Option<toml::Table>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(default)]
+pub struct ShellConfig {
+    /// The shell to run instead of $SHELL.
+    pub command: Option<PathBuf>,
+    /// Install OSC 133 shell integration (bash, zsh, fish).
+    pub integration: bool,
+    /// How long to wait for the first prompt marker before falling back to
+    /// heuristic prompt detection, in milliseconds.
+    pub integration_timeout_ms: u64,
+    /// How the agent asks before running commands: auto | each | plan.
+    pub confirm_mode: Option<String>,
+}
+
+impl Default for ShellConfig {
+    fn default() -> Self {
+        Self { command: None, integration: true, integration_timeout_ms: 5000, confirm_mode: None }
+    }
+}
+
+/// A loaded config and the warnings met while loading it.
+#[derive(Debug, Default)]
+pub struct Loaded {
+    pub config: Config,
+    pub warnings: Vec<String>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read config file {path}: {source}")]
+    Read { path: PathBuf, source: std::io::Error },
+    #[error("config file {path}, line {line}, column {column}: {message}")]
+    Syntax { path: PathBuf, line: usize, column: usize, message: String },
+}
+
+/// Where the config is, by the lookup order above. The bool says whether
+/// the user named it (then it must exist).
+pub fn locate(cli: Option<&Path>) -> Option<(PathBuf, bool)> {
+    if let Some(p) = cli {
+        return Some((p.to_path_buf(), true));
+    }
+    if let Some(p) = std::env::var_os("UNIXAGENT_CONFIG").filter(|p| !p.is_empty()) {
+        return Some((PathBuf::from(p), true));
+    }
+    let base = std::env::var_os("XDG_CONFIG_HOME")
+        .filter(|p| !p.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))?;
+    Some((base.join("unixagent").join("config.toml"), false))
+}
+
+pub fn load(cli: Option<&Path>) -> Result<Loaded, ConfigError> {
+    let Some((path, named)) = locate(cli) else {
+        return Ok(Loaded::default());
+    };
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && !named => return Ok(Loaded::default()),
+        Err(source) => return Err(ConfigError::Read { path, source }),
+    };
+    let (config, warnings) = parse(&path, &text)?;
+    Ok(Loaded { config, warnings })
+}
+
+pub fn parse(path: &Path, text: &str) -> Result<(Config, Vec<String>), ConfigError> {
+    let mut unknown = Vec::new();
+    let de = toml::Deserializer::parse(text).map_err(|e| syntax(path, text, &e))?;
+    let config: Config =
+        serde_ignored::deserialize(de, |p| unknown.push(p.to_string())).map_err(|e| syntax(path, text, &e))?;
+    let warnings = unknown
+        .into_iter()
+        .map(|k| format!("unknown key `{k}` in {} (ignored; check its spelling)", path.display()))
+        .collect();
+    Ok((config, warnings))
+}
+
+fn syntax(path: &Path, text: &str, e: &toml::de::Error) -> ConfigError {
+    let (line, column) = e.span().map_or((1, 1), |span| line_col(text, span.start));
+    ConfigError::Syntax { path: path.to_path_buf(), line, column, message: e.message().trim().to_string() }
+}
+
+/// 1-based line and column of byte `offset` in `text`.
+fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text[..offset.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    (line, column)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(text: &str) -> Result<(Config, Vec<String>), ConfigError> {
+        parse(Path::new("/x/config.toml"), text)
+    }
+
+    #[test]
+    fn defaults_and_values() {
+        let (c, w) = p("").unwrap();
+        assert!(c.shell.integration && c.shell.command.is_none() && w.is_empty());
+        let (c, w) = p("[shell]\ncommand = \"/bin/zsh\"\nintegration = false\n[backend]\ndefault = \"x\"\n").unwrap();
+        assert_eq!(c.shell.command.as_deref(), Some(Path::new("/bin/zsh")));
+        assert!(!c.shell.integration);
+        assert!(w.is_empty(), "{w:?}");
+    }
+
+    #[test]
+    fn syntax_errors_name_file_line_and_column() {
+        let e = p("[shell]\ncommand = \"/bin/zsh\"\nintegration = maybe\n").unwrap_err().to_string();
+        assert!(e.starts_with("config file /x/config.toml, line 3, column 15:"), "{e}");
+    }
+
+    #[test]
+    fn type_errors_are_located_too() {
+        let e = p("[shell]\nintegration = \"yes\"\n").unwrap_err().to_string();
+        assert!(e.contains("line 2"), "{e}");
+    }
+
+    #[test]
+    fn unknown_keys_warn() {
+        let (c, w) = p("[shell]\nintegratoin = false\n[colours]\nx = 1\n").unwrap();
+        assert!(c.shell.integration);
+        assert_eq!(w.len(), 2, "{w:?}");
+        assert!(w.iter().any(|w| w.contains("`shell.integratoin`")), "{w:?}");
+        assert!(w.iter().any(|w| w.contains("`colours`")), "{w:?}");
+    }
+}

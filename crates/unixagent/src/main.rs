@@ -1,0 +1,115 @@
+//! unixagent: an agent that lives in your terminal.
+//!
+//! This binary is thin: it parses the command line, loads the config, picks
+//! the mode (interactive session, `-c`, or lines from a pipe) and hands over
+//! to the module for that mode. `main` prints an error once and exits with
+//! the shell's status, or 1 for unixagent's own failures.
+
+mod cli;
+mod config;
+mod pipe;
+mod session;
+mod shell;
+mod sink;
+mod terminal;
+
+use std::os::fd::AsFd;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::Parser;
+
+fn main() -> ExitCode {
+    // Login programs start a login shell with a leading `-` in argv[0].
+    let login_by_name = std::env::args_os()
+        .next()
+        .and_then(|a| std::path::PathBuf::from(a).file_name().map(|n| n.to_string_lossy().starts_with('-')))
+        .unwrap_or(false);
+    let cli = cli::Cli::parse();
+    match run(cli, login_by_name) {
+        Ok(code) => ExitCode::from(u8::try_from(code & 0xff).unwrap_or(1)),
+        Err(e) => {
+            eprintln!("unixagent: {e:#}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn run(cli: cli::Cli, login_by_name: bool) -> anyhow::Result<i32> {
+    let login = cli.login || login_by_name;
+    for opt in cli.unavailable() {
+        eprintln!("unixagent: {opt} is not available yet; ignoring it.");
+    }
+    if let Some(cli::Sub::Policy { .. }) = &cli.sub {
+        anyhow::bail!("`unixagent policy` is not available yet.");
+    }
+    // A broken config must never lock anyone out of their shell (unixagent
+    // may be the login shell): report it and carry on with defaults.
+    let cfg = match config::load(cli.config.as_deref()) {
+        Ok(loaded) => {
+            for w in &loaded.warnings {
+                eprintln!("unixagent: {w}");
+            }
+            loaded.config
+        }
+        Err(e) => {
+            eprintln!("unixagent: {e}; using the default settings.");
+            config::Config::default()
+        }
+    };
+    let shell = shell::resolve(cli.shell.as_deref(), cfg.shell.command.as_deref());
+
+    if let Some(string) = &cli.command {
+        if is_instruction(string) {
+            let colour = terminal::colour(std::io::stderr().as_fd());
+            eprintln!("{}", sink::captured_line(instruction_text(string), colour));
+            return Ok(0);
+        }
+        let err = shell::exec_dash_c(&shell, login, string, &cli.shell_args);
+        anyhow::bail!("could not run {}: {err}", shell.display());
+    }
+
+    let stdin_tty = nix::unistd::isatty(std::io::stdin().as_fd()).unwrap_or(false);
+    if !stdin_tty {
+        return pipe::run(&shell, login, &cli.shell_args);
+    }
+    if let Some(outer) = std::env::var_os(shell::SESSION_ENV) {
+        eprintln!(
+            "unixagent: already running inside unixagent (session {}); starting {} without it.",
+            outer.to_string_lossy(),
+            shell.display()
+        );
+        let err = shell::exec_plain(&shell, login, &cli.shell_args);
+        anyhow::bail!("could not run {}: {err}", shell.display());
+    }
+    session::run(session::Options {
+        shell,
+        login,
+        args: cli.shell_args,
+        integration: cfg.shell.integration,
+        integration_timeout: Duration::from_millis(cfg.shell.integration_timeout_ms),
+    })
+}
+
+/// `#…` is an instruction; `\#…` and everything else belong to the shell.
+fn is_instruction(s: &str) -> bool {
+    s.trim_start().starts_with('#')
+}
+
+fn instruction_text(s: &str) -> &str {
+    s.trim_start().trim_start_matches('#').trim()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn instructions_start_with_hash() {
+        assert!(is_instruction("# list files"));
+        assert!(is_instruction("  #x"));
+        assert!(!is_instruction("echo # hi"));
+        assert!(!is_instruction("\\# literal"));
+        assert_eq!(instruction_text("## two"), "two");
+    }
+}

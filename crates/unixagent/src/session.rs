@@ -1,0 +1,413 @@
+//! The interactive session: one event loop between the outer terminal and
+//! the shell's PTY.
+//!
+//! A single-threaded tokio runtime waits on everything at once: the PTY
+//! master (epoll on a non-blocking descriptor), keystrokes (read by one
+//! blocking thread, since making the user's terminal non-blocking would leak
+//! into the shell that started us), signals, and at most a few one-shot
+//! deadlines. Nothing ticks: idle at a prompt the process sleeps in
+//! `epoll_wait` until a key, an output byte or a signal arrives.
+//!
+//! Output from the shell is written to the terminal first and only then
+//! looked at (markers, the current line), so the user never waits on
+//! unixagent's bookkeeping.
+
+use std::ffi::OsString;
+use std::os::fd::{AsFd, OwnedFd};
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::Context;
+use nix::errno::Errno;
+use nix::sys::signal::Signal;
+use tokio::io::unix::AsyncFd;
+use tokio::signal::unix::{SignalKind, signal};
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+use ua_term::column::LineTail;
+use ua_term::heuristic;
+use ua_term::integration::{self, ScriptDir, ShellSpec};
+use ua_term::intercept::{Action, Geometry, Interceptor, Mode};
+use ua_term::osc::{OscScanner, ShellEvent};
+use ua_term::pty::Pty;
+use ua_term::state::{TermState, Transition};
+
+use crate::{shell, sink, terminal};
+
+/// How long a hung-up shell gets to exit before it is killed.
+const HANGUP_GRACE: Duration = Duration::from_secs(3);
+
+#[derive(Debug)]
+pub struct Options {
+    pub shell: PathBuf,
+    pub login: bool,
+    pub args: Vec<OsString>,
+    pub integration: bool,
+    pub integration_timeout: Duration,
+}
+
+/// Runs the interactive session; returns the shell's exit status.
+pub fn run(opts: Options) -> anyhow::Result<i32> {
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    rt.block_on(run_async(opts))
+}
+
+async fn run_async(opts: Options) -> anyhow::Result<i32> {
+    // Signals are registered before the shell exists so that none is lost.
+    let mut signals = Signals::new()?;
+    let launch = integration::prepare(&ShellSpec {
+        program: opts.shell.clone(),
+        login: opts.login,
+        args: opts.args.clone(),
+        integration: opts.integration,
+    })?;
+    let colour = terminal::colour(std::io::stderr().as_fd());
+    if !launch.integrated {
+        let why = if opts.integration {
+            format!("{} has no unixagent shell integration", opts.shell.display())
+        } else {
+            "shell integration is off (shell.integration = false)".to_string()
+        };
+        eprintln!("{}", dim(&format!("unixagent: {why}; start instructions with ## (prompts are guessed)."), colour));
+    }
+    let (cols, rows) = terminal::size();
+    let env = [
+        (OsString::from(shell::SESSION_ENV), OsString::from(session_id())),
+        (OsString::from("UNIXAGENT_PID"), OsString::from(std::process::id().to_string())),
+    ];
+    reset_job_control_signals();
+    let pty = Pty::spawn(&launch, cols, rows, &env)?;
+    // SAFETY: an OwnedFd is a valid open descriptor that stays open and
+    // unchanged for as long as the AsyncFd owns it.
+    let master = unsafe { AsyncFd::register(pty.clone_fd()?) }
+        .map_err(|e| std::io::Error::other(e.to_string()))
+        .context("watching the PTY")?;
+    let raw = terminal::RawMode::enable().context("putting the terminal in raw mode")?;
+    let keys = spawn_stdin_reader();
+
+    let mode = if launch.integrated { Mode::Markers } else { Mode::Heuristic };
+    let mut s = Session {
+        pty,
+        scanner: OscScanner::new(),
+        state: TermState::new(),
+        tail: LineTail::new(),
+        icpt: Interceptor::new(mode),
+        scripts: launch.scripts,
+        shell_name: launch.kind.name(),
+        to_shell: Vec::new(),
+        size: (cols, rows),
+        integration_deadline: launch.integrated.then(|| Instant::now() + opts.integration_timeout),
+        quiet_deadline: None,
+        kill_deadline: None,
+        hung_up: false,
+        out_broken: false,
+        colour,
+        events: Vec::new(),
+    };
+    let code = s.run(&master, keys, &mut signals).await;
+    drop(raw);
+    Ok(code)
+}
+
+/// Job control needs SIGTSTP, SIGTTIN and SIGTTOU at their defaults in the
+/// shell's children. An ignored signal stays ignored across exec, and the
+/// shell hands its start-up dispositions on to every job, so if whatever
+/// started unixagent ignored them, Ctrl+Z would silently do nothing.
+/// (unixagent itself never receives them from the keyboard: its terminal is
+/// in raw mode.)
+fn reset_job_control_signals() {
+    use nix::sys::signal::{SigHandler, signal};
+    for sig in [Signal::SIGTSTP, Signal::SIGTTIN, Signal::SIGTTOU] {
+        // SAFETY: installing SIG_DFL runs no handler code.
+        let _ = unsafe { signal(sig, SigHandler::SigDfl) };
+    }
+}
+
+fn dim(text: &str, colour: bool) -> String {
+    if colour { format!("\x1b[2m{text}\x1b[0m") } else { text.to_string() }
+}
+
+/// A session id unique enough for one machine: start time and pid.
+fn session_id() -> String {
+    let t = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis()).unwrap_or(0);
+    format!("{t}-{}", std::process::id())
+}
+
+struct Signals {
+    winch: tokio::signal::unix::Signal,
+    child: tokio::signal::unix::Signal,
+    term: tokio::signal::unix::Signal,
+    hup: tokio::signal::unix::Signal,
+    // SIGINT/SIGQUIT sent to unixagent itself (not typed: in raw mode
+    // Ctrl+C is a byte for the shell) must not kill it and leave the
+    // terminal raw; they are received and ignored.
+    int: tokio::signal::unix::Signal,
+    quit: tokio::signal::unix::Signal,
+}
+
+impl Signals {
+    fn new() -> std::io::Result<Self> {
+        Ok(Self {
+            winch: signal(SignalKind::window_change())?,
+            child: signal(SignalKind::child())?,
+            term: signal(SignalKind::terminate())?,
+            hup: signal(SignalKind::hangup())?,
+            int: signal(SignalKind::interrupt())?,
+            quit: signal(SignalKind::quit())?,
+        })
+    }
+}
+
+/// Reads keystrokes on a thread of its own. Blocking reads keep the user's
+/// terminal in blocking mode, which the shell that started unixagent
+/// expects to find again afterwards. The thread ends with the process.
+fn spawn_stdin_reader() -> mpsc::Receiver<Vec<u8>> {
+    let (tx, rx) = mpsc::channel(64);
+    let spawned = std::thread::Builder::new().name("stdin".into()).spawn(move || {
+        let stdin = std::io::stdin();
+        let mut buf = [0u8; 4096];
+        loop {
+            match nix::unistd::read(stdin.as_fd(), &mut buf) {
+                Ok(0) => break,
+                Ok(n) => {
+                    if tx.blocking_send(buf[..n].to_vec()).is_err() {
+                        break;
+                    }
+                }
+                Err(Errno::EINTR | Errno::EAGAIN) => {}
+                Err(_) => break,
+            }
+        }
+    });
+    if spawned.is_err() {
+        // Without a reader the channel closes at once, which the loop treats
+        // as the terminal going away.
+        eprintln!("unixagent: could not start the keyboard reader");
+    }
+    rx
+}
+
+struct Session {
+    pty: Pty,
+    scanner: OscScanner,
+    state: TermState,
+    tail: LineTail,
+    icpt: Interceptor,
+    scripts: Option<ScriptDir>,
+    shell_name: &'static str,
+    /// Keystrokes the shell has not accepted yet (its input queue is full).
+    to_shell: Vec<u8>,
+    size: (u16, u16),
+    integration_deadline: Option<Instant>,
+    quiet_deadline: Option<Instant>,
+    kill_deadline: Option<Instant>,
+    hung_up: bool,
+    out_broken: bool,
+    colour: bool,
+    events: Vec<ShellEvent>,
+}
+
+impl Session {
+    async fn run(&mut self, master: &AsyncFd<OwnedFd>, mut keys: mpsc::Receiver<Vec<u8>>, sig: &mut Signals) -> i32 {
+        let mut buf = vec![0u8; 64 * 1024];
+        let mut pty_open = true;
+        let mut keys_open = true;
+        loop {
+            let deadline =
+                [self.integration_deadline, self.quiet_deadline, self.kill_deadline].into_iter().flatten().min();
+            tokio::select! {
+                biased;
+                _ = sig.child.recv() => {
+                    if let Some(code) = self.pty.try_wait() {
+                        self.drain(&mut buf);
+                        return code.0;
+                    }
+                }
+                _ = sig.term.recv() => self.hang_up(),
+                _ = sig.hup.recv() => self.hang_up(),
+                _ = sig.int.recv() => {}
+                _ = sig.quit.recv() => {}
+                _ = sig.winch.recv() => self.resize(),
+                ready = master.readable(), if pty_open => {
+                    let Ok(mut guard) = ready else { pty_open = false; continue };
+                    match guard.try_io(|fd| nix::unistd::read(fd.get_ref(), &mut buf).map_err(std::io::Error::from)) {
+                        Ok(Ok(n)) if n > 0 => self.on_output(&buf[..n]),
+                        // EOF or EIO: every process holding the shell's side
+                        // has closed it; the shell's exit comes as SIGCHLD.
+                        Ok(_) => pty_open = false,
+                        Err(_would_block) => {}
+                    }
+                }
+                ready = master.writable(), if pty_open && !self.to_shell.is_empty() => {
+                    if let Ok(mut guard) = ready {
+                        let pending = std::mem::take(&mut self.to_shell);
+                        match guard.try_io(|fd| nix::unistd::write(fd.get_ref(), &pending).map_err(std::io::Error::from)) {
+                            Ok(Ok(n)) => self.to_shell = pending[n..].to_vec(),
+                            Ok(Err(_)) => {}
+                            Err(_would_block) => self.to_shell = pending,
+                        }
+                    }
+                }
+                key = keys.recv(), if keys_open => match key {
+                    Some(bytes) => self.on_input(&bytes),
+                    None => {
+                        // The terminal is gone (closed window, dropped ssh).
+                        keys_open = false;
+                        self.hang_up();
+                    }
+                },
+                _ = sleep_until(deadline) , if deadline.is_some() => self.on_deadline(),
+            }
+        }
+    }
+
+    fn write_out(&mut self, bytes: &[u8]) {
+        if !self.out_broken && terminal::out(bytes).is_err() {
+            self.out_broken = true;
+            self.hang_up();
+        }
+    }
+
+    fn on_output(&mut self, bytes: &[u8]) {
+        self.write_out(bytes);
+        let mut events = std::mem::take(&mut self.events);
+        self.scanner.feed(bytes, |e| events.push(e));
+        self.tail.feed(bytes);
+        for e in events.drain(..) {
+            match self.state.apply(&e) {
+                Transition::IntegrationConfirmed => {
+                    self.integration_deadline = None;
+                    // The shell has read its startup files: the scripts are
+                    // no longer needed on disk.
+                    self.scripts = None;
+                    self.icpt.set_mode(Mode::Markers);
+                }
+                Transition::FreshInput => self.icpt.fresh_prompt(),
+                Transition::RedrawnInput => self.icpt.redrawn_prompt(),
+                Transition::CommandStarted => self.icpt.left_prompt(),
+                Transition::CommandFinished(_) | Transition::CwdChanged | Transition::None => {}
+            }
+        }
+        self.events = events;
+        if self.icpt.mode() == Mode::Heuristic && !self.icpt.at_prompt() {
+            self.quiet_deadline = Some(Instant::now() + heuristic::QUIET);
+        }
+    }
+
+    fn on_input(&mut self, bytes: &[u8]) {
+        // Without markers, a key typed at a line that looks like a prompt
+        // settles the question at once, even inside the quiet period.
+        if self.icpt.mode() == Mode::Heuristic
+            && !self.icpt.at_prompt()
+            && heuristic::looks_like_prompt(&self.tail.text())
+        {
+            self.quiet_deadline = None;
+            self.icpt.fresh_prompt();
+        }
+        let (width, _) = self.size;
+        // Where the prompt ends matters only when an instruction may start.
+        let prompt_col = if self.icpt.at_prompt() { self.tail.column(width).unwrap_or(0) } else { 0 };
+        for action in self.icpt.on_input(bytes, Geometry { prompt_col, width }) {
+            match action {
+                Action::ToShell(b) => self.send(&b),
+                Action::ToTerminal(b) => self.write_out(&b),
+                Action::LineEnded => self.state.line_ended(),
+                Action::Instruction(text) => {
+                    let line = sink::captured_line(&text, self.colour);
+                    self.write_out(line.as_bytes());
+                    // An empty line makes the shell print a fresh prompt
+                    // below ours; it runs nothing and keeps $?.
+                    self.state.line_ended();
+                    self.send(b"\r");
+                }
+            }
+        }
+    }
+
+    /// Queues bytes for the shell, writing at once when nothing is queued.
+    fn send(&mut self, bytes: &[u8]) {
+        if self.to_shell.is_empty() {
+            match nix::unistd::write(self.pty.fd(), bytes) {
+                Ok(n) => self.to_shell.extend_from_slice(&bytes[n..]),
+                Err(_) => self.to_shell.extend_from_slice(bytes),
+            }
+        } else {
+            self.to_shell.extend_from_slice(bytes);
+        }
+    }
+
+    fn resize(&mut self) {
+        let size = terminal::size();
+        if size == self.size {
+            return;
+        }
+        self.size = size;
+        let _ = self.pty.resize(size.0, size.1);
+        for a in self.icpt.resize(size.0) {
+            if let Action::ToTerminal(b) = a {
+                self.write_out(&b);
+            }
+        }
+    }
+
+    fn on_deadline(&mut self) {
+        let now = Instant::now();
+        if self.integration_deadline.is_some_and(|d| d <= now) {
+            self.integration_deadline = None;
+            self.scripts = None;
+            if !self.state.integrated() {
+                self.icpt.set_mode(Mode::Heuristic);
+                let msg = format!(
+                    "unixagent: no prompt marker from {} yet, so shell integration is not working; start instructions with ## (prompts are guessed).",
+                    self.shell_name
+                );
+                let line = format!("\r\n{}\r\n", dim(&msg, self.colour));
+                self.write_out(line.as_bytes());
+                self.quiet_deadline = Some(now + heuristic::QUIET);
+            }
+        }
+        if self.quiet_deadline.is_some_and(|d| d <= now) {
+            self.quiet_deadline = None;
+            if self.icpt.mode() == Mode::Heuristic
+                && !self.icpt.at_prompt()
+                && heuristic::looks_like_prompt(&self.tail.text())
+            {
+                self.icpt.fresh_prompt();
+            }
+        }
+        if self.kill_deadline.is_some_and(|d| d <= now) {
+            self.kill_deadline = None;
+            self.pty.signal(Signal::SIGKILL);
+        }
+    }
+
+    /// The terminal went away or unixagent was asked to stop: hang up the
+    /// shell as a closing terminal would, and kill it if it lingers.
+    fn hang_up(&mut self) {
+        if self.hung_up {
+            return;
+        }
+        self.hung_up = true;
+        self.pty.signal(Signal::SIGHUP);
+        self.pty.signal(Signal::SIGCONT);
+        self.kill_deadline = Some(Instant::now() + HANGUP_GRACE);
+    }
+
+    /// Copies what the shell wrote before exiting to the terminal.
+    fn drain(&mut self, buf: &mut [u8]) {
+        loop {
+            match nix::unistd::read(self.pty.fd(), buf) {
+                Ok(n) if n > 0 => self.write_out(&buf[..n]),
+                Err(Errno::EINTR) => {}
+                _ => break,
+            }
+        }
+    }
+}
+
+async fn sleep_until(deadline: Option<Instant>) {
+    match deadline {
+        Some(d) => tokio::time::sleep_until(d).await,
+        None => std::future::pending().await,
+    }
+}

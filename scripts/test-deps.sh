@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs what the test suite drives for real: the shells (bash, zsh, fish,
+# dash), script(1) from util-linux, vim and python3 for full-screen and REPL
+# tests. Debian and Ubuntu only; elsewhere it names what is missing.
+set -euo pipefail
+
+need=()
+have() { command -v "$1" >/dev/null 2>&1; }
+have zsh || need+=(zsh)
+have fish || need+=(fish)
+have dash || need+=(dash)
+have script || need+=(bsdutils)
+have vim || need+=(vim-nox)
+have python3 || need+=(python3)
+have tput || need+=(ncurses-bin)
+have cc || need+=(gcc)
+[ ${#need[@]} -eq 0 ] && exit 0
+
+if ! have apt-get; then
+    echo "missing test dependencies: ${need[*]} (install them with your package manager)" >&2
+    exit 1
+fi
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+echo "installing test dependencies: ${need[*]}" >&2
+$sudo apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null

@@ -1,0 +1,57 @@
+# unixagent shell integration for fish.
+#
+# unixagent starts fish with `--init-command 'source <this file>'`, which
+# runs after the user's config.fish. fish 4 and later emit OSC 133 markers
+# themselves; then only the working directory report is added here.
+
+if not status is-interactive
+    exit
+end
+
+function __ua_url_path
+    string escape --style=url -- $argv[1]
+end
+
+function __ua_report_cwd --on-variable PWD
+    printf '\e]7;file://%s%s\a' (hostname) (__ua_url_path $PWD)
+end
+
+set -l __ua_major (string split -f1 . -- $FISH_VERSION)
+if test "$__ua_major" -ge 4
+    __ua_report_cwd
+    exit
+end
+
+set -g __ua_ran 0
+
+function __ua_preexec --on-event fish_preexec
+    set -g __ua_ran 1
+    printf '\e]133;C\a'
+end
+
+function __ua_postexec --on-event fish_postexec
+    set -l ret $status
+    set -g __ua_ran 0
+    printf '\e]133;D;%s\a' $ret
+end
+
+# Wrap the user's prompt: A before it, B after it. fish calls fish_prompt
+# on every repaint too, so A and B repeat without a command in between;
+# unixagent treats that as a redraw.
+functions -q fish_prompt; and functions -c fish_prompt __ua_user_prompt
+function fish_prompt
+    set -l ret $status
+    printf '\e]133;A\a'
+    if functions -q __ua_user_prompt
+        # Restore $status for the user's prompt, which may show it.
+        __ua_set_status $ret
+        __ua_user_prompt
+    end
+    printf '\e]133;B\a'
+end
+
+function __ua_set_status
+    return $argv[1]
+end
+
+__ua_report_cwd

@@ -1,0 +1,71 @@
+//! The command line and the config file.
+
+use std::process::Command;
+
+use crate::support::*;
+
+fn ua(home: &Home) -> Command {
+    let mut c = Command::new(unixagent());
+    c.env("HOME", home.path()).env("XDG_CONFIG_HOME", home.path().join(".config")).env_remove("UNIXAGENT_CONFIG");
+    c
+}
+
+#[test]
+fn help_lists_every_option_and_version_prints() {
+    let home = Home::new();
+    let out = ua(&home).arg("--help").output().unwrap();
+    let help = String::from_utf8_lossy(&out.stdout);
+    for opt in [
+        "--command",
+        "--json",
+        "--backend",
+        "--model",
+        "--policy",
+        "--config",
+        "--trace",
+        "--shell",
+        "--login",
+        "--version",
+    ] {
+        assert!(help.contains(opt), "{opt} missing from help:\n{help}");
+    }
+    let out = ua(&home).arg("--version").output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout), format!("unixagent {}\n", env!("CARGO_PKG_VERSION")));
+}
+
+#[test]
+fn options_not_built_yet_say_so() {
+    let home = Home::new();
+    let out = ua(&home).args(["--json", "--shell", "/bin/sh", "-c", "echo ran"]).output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "unixagent: --json is not available yet; ignoring it.\n");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "ran\n");
+    let out = ua(&home).args(["policy", "check"]).output().unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not available yet"));
+}
+
+#[test]
+fn bad_config_is_reported_with_its_location_and_the_shell_still_runs() {
+    let home = Home::new();
+    home.write(".config/unixagent/config.toml", "[shell]\nintegration = maybe\n");
+    let out = ua(&home).args(["-c", "echo still-works"]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    let path = home.path().join(".config/unixagent/config.toml");
+    assert!(err.contains(&format!("config file {}, line 2, column 15", path.display())), "{err}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "still-works\n");
+}
+
+#[test]
+fn unknown_config_keys_warn_and_config_is_found_by_env_and_flag() {
+    let home = Home::new();
+    home.write("elsewhere.toml", "[shell]\ncommand = \"/bin/sh\"\nintegraton = true\n");
+    let path = home.path().join("elsewhere.toml");
+    let out = ua(&home).env("UNIXAGENT_CONFIG", &path).args(["-c", "echo $0"]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("unknown key `shell.integraton`"), "{err}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "/bin/sh\n");
+    let out = ua(&home).arg("--config").arg(&path).args(["-c", "echo $0"]).output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "/bin/sh\n");
+    let out = ua(&home).args(["--config", "/nonexistent.toml", "-c", "true"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot read config file /nonexistent.toml"));
+}

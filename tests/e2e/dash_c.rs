@@ -1,0 +1,90 @@
+//! `unixagent -c STRING` behaves exactly like `bash -c STRING`, so
+//! unixagent can be a login shell for sshd, scp, rsync and git.
+
+use std::io::Write;
+use std::os::unix::process::ExitStatusExt;
+use std::process::{Command, Stdio};
+
+use crate::support::*;
+
+struct Ran {
+    stdout: Vec<u8>,
+    stderr: Vec<u8>,
+    code: Option<i32>,
+    signal: Option<i32>,
+}
+
+fn run_with(mut cmd: Command, stdin: &[u8]) -> Ran {
+    let mut child = cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    child.stdin.take().unwrap().write_all(stdin).unwrap();
+    let out = child.wait_with_output().unwrap();
+    Ran { stdout: out.stdout, stderr: out.stderr, code: out.status.code(), signal: out.status.signal() }
+}
+
+#[test]
+fn dash_c_matches_bash_dash_c() {
+    let home = Home::new();
+    let cases: &[(&str, &[&str], &[u8])] = &[
+        ("echo hello", &[], b""),
+        (r#"echo "$0" "$1" "$#""#, &["zero", "one", "two"], b""),
+        ("exit 42", &[], b""),
+        (r#"printf 'a\tb\n'; echo err >&2; exit 3"#, &[], b""),
+        ("cat", &[], b"piped input\nsecond line\n"),
+        ("read -r x; echo got:$x", &[], b"a line\n"),
+        (r#"echo 'single' "double $((1+2))" \$HOME"#, &[], b""),
+        ("false || echo fallback", &[], b""),
+        ("kill -TERM $$", &[], b""),
+        (r"\# not an instruction", &[], b""),
+        ("  echo leading-space", &[], b""),
+        ("-x", &[], b""),
+    ];
+    for (string, args, stdin) in cases {
+        let mut bash = Command::new("/bin/bash");
+        bash.arg("-c").arg(string).args(*args).env("HOME", home.path());
+        let mut ua = Command::new(unixagent());
+        ua.arg("--shell").arg("/bin/bash").arg("-c").arg(string).args(*args).env("HOME", home.path());
+        let (a, b) = (run_with(bash, stdin), run_with(ua, stdin));
+        assert_eq!(String::from_utf8_lossy(&a.stdout), String::from_utf8_lossy(&b.stdout), "stdout of {string:?}");
+        // bash names itself in its messages; so does the exec'd shell.
+        assert_eq!(String::from_utf8_lossy(&a.stderr), String::from_utf8_lossy(&b.stderr), "stderr of {string:?}");
+        assert_eq!((a.code, a.signal), (b.code, b.signal), "status of {string:?}");
+    }
+}
+
+#[test]
+fn login_shell_use_never_recurses_into_itself() {
+    // sshd runs `$SHELL -c CMD` with $SHELL = unixagent.
+    let home = Home::new();
+    let out = Command::new(unixagent())
+        .args(["-c", "echo via-$0"])
+        .env("SHELL", unixagent())
+        .env("HOME", home.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.starts_with("via-") && !stdout.contains("unixagent"), "{stdout}");
+}
+
+#[test]
+fn dash_c_instruction_is_captured() {
+    let home = Home::new();
+    let out =
+        Command::new(unixagent()).args(["-c", "# list the files here"]).env("HOME", home.path()).output().unwrap();
+    assert!(out.status.success());
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "# captured: list the files here\n");
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn lines_on_a_pipe_go_to_the_shell_and_hash_lines_are_instructions() {
+    let home = Home::new();
+    // Both streams into one pipe, to check ordering.
+    let script = format!(
+        "printf 'echo one\\n# do a thing\\ncd /tmp\\necho two $PWD\\nexit 3\\necho never\\n' | {} --shell /bin/bash 2>&1",
+        unixagent().display()
+    );
+    let out = Command::new("/bin/sh").arg("-c").arg(script).env("HOME", home.path()).output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "one\n# captured: do a thing\ntwo /tmp\n");
+    assert_eq!(out.status.code(), Some(3));
+}

@@ -1,0 +1,110 @@
+//! The PTY proxy: resize, full-screen programs, job control, signals, exit.
+
+use crate::support::*;
+
+#[test]
+fn resize_reaches_the_shell() {
+    for shell in SHELLS {
+        let home = Home::new();
+        let mut t = home.start(shell);
+        run(&mut t, "tput cols");
+        t.wait_text("\n80\n");
+        t.resize(100, 30);
+        run(&mut t, "tput cols; tput lines");
+        t.wait_text("\n100\n30\n");
+    }
+}
+
+#[test]
+fn ctrl_c_interrupts_and_job_control_works() {
+    for shell in ["bash", "zsh"] {
+        let home = Home::new();
+        let mut t = home.start(shell);
+        let n = prompts(&t);
+        t.send("sleep 100\r");
+        wait_foreground("sleep 100");
+        t.send("\x03");
+        wait_prompt(&t, n + 1);
+        run(&mut t, "echo st=$?");
+        t.wait_text("st=130");
+
+        let n = prompts(&t);
+        t.send("sleep 101\r");
+        wait_foreground("sleep 101");
+        t.send("\x1a");
+        wait_prompt(&t, n + 1);
+        run(&mut t, "jobs");
+        t.wait_text("sleep 101");
+        let n = prompts(&t);
+        t.send("fg\r");
+        wait_foreground("sleep 101");
+        t.send("\x03");
+        wait_prompt(&t, n + 1);
+    }
+}
+
+#[test]
+fn exit_status_propagates() {
+    for (shell, line, want) in [("bash", "exit 3", 3), ("zsh", "exit 4", 4), ("fish", "exit 5", 5), ("bash", "\x04", 0)]
+    {
+        let home = Home::new();
+        let mut t = home.start(shell);
+        t.send(format!("{line}\r"));
+        assert_eq!(t.wait_exit(), want, "{shell}");
+    }
+}
+
+#[test]
+fn terminal_is_restored_after_sigterm_and_exit() {
+    use nix::sys::termios::{LocalFlags, tcgetattr};
+    let home = Home::new();
+    let t = home.start("bash");
+    // The test's PTY is unixagent's terminal; while it runs it is raw.
+    let pid = nix::unistd::Pid::from_raw(t.pid() as i32);
+    let flags = |t: &Term| tcgetattr(t.master_fd()).expect("tcgetattr").local_flags;
+    assert!(!flags(&t).contains(LocalFlags::ICANON), "raw while running");
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
+    let mut t = t;
+    let code = t.wait_exit();
+    assert_eq!(code, 129, "the shell was hung up");
+    let f = flags(&t);
+    assert!(f.contains(LocalFlags::ICANON) && f.contains(LocalFlags::ECHO), "restored: {f:?}");
+}
+
+#[test]
+fn nested_unixagent_says_so_and_runs_a_plain_shell() {
+    let home = Home::new();
+    let mut t = home.start("bash");
+    t.send(format!("{} --shell /bin/bash\r", unixagent().display()));
+    t.wait_text("already running inside unixagent");
+    t.send("echo nested-$((2*3))\r");
+    t.wait_text("nested-6");
+    t.send("exit\r");
+    wait_prompt(&t, 2);
+}
+
+/// Waits until a process running `cmdline` is the foreground job of its
+/// terminal: only then does a typed Ctrl+C or Ctrl+Z reach it rather than
+/// the shell that is still starting it.
+fn wait_foreground(cmdline: &str) {
+    let want = cmdline.replace(' ', "\0");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+            let dir = entry.path();
+            let Ok(cmd) = std::fs::read_to_string(dir.join("cmdline")) else { continue };
+            if cmd.trim_end_matches('\0') != want {
+                continue;
+            }
+            let Ok(stat) = std::fs::read_to_string(dir.join("stat")) else { continue };
+            // Fields after the ")" that ends the command name: state ppid
+            // pgrp session tty_nr tpgid ...
+            let f: Vec<&str> = stat.rsplit_once(')').map(|(_, r)| r.split_whitespace().collect()).unwrap_or_default();
+            if f.len() > 5 && f[0] != "T" && f[2] == f[5] {
+                return;
+            }
+        }
+        assert!(std::time::Instant::now() < deadline, "{cmdline} never became the foreground job");
+        std::thread::yield_now();
+    }
+}

@@ -1,0 +1,105 @@
+//! Shared set-up: an isolated home directory and unixagent started in it.
+
+use std::path::{Path, PathBuf};
+
+use ua_term::osc::{OscScanner, ShellEvent};
+pub use ua_testkit::term::{Spawn, Term};
+
+pub fn unixagent() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_unixagent"))
+}
+
+/// The shells every interactive test runs against.
+pub const SHELLS: [&str; 3] = ["bash", "zsh", "fish"];
+
+/// Absolute path of a shell from PATH.
+pub fn which(name: &str) -> PathBuf {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
+        .unwrap_or_else(|| panic!("{name} is not installed (.ci/run installs it)"))
+}
+
+/// A throwaway HOME with a recognisable prompt for each shell, so tests
+/// never read or write the real user's files or history.
+pub struct Home {
+    dir: tempfile::TempDir,
+}
+
+pub const PROMPT: &str = "PS1-MARK> ";
+
+impl Home {
+    pub fn new() -> Self {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let h = Self { dir };
+        h.write(".bashrc", "PS1='PS1-MARK> '\nHISTFILE=~/.bash_history_test\n");
+        h.write(".zshrc", "PS1='PS1-MARK> '\nHISTFILE=~/.zsh_history_test\n");
+        h.write(".config/fish/config.fish", "set -g fish_greeting\nfunction fish_prompt; printf 'PS1-MARK> '; end\n");
+        h
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    pub fn write(&self, rel: &str, text: &str) {
+        let p = self.dir.path().join(rel);
+        std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+        std::fs::write(p, text).expect("write");
+    }
+
+    /// A unixagent command in this home, with `shell` as its shell.
+    pub fn spawn(&self, shell: &str) -> Spawn {
+        let shell = which(shell);
+        Spawn::new(unixagent())
+            .env("HOME", self.path())
+            .env("XDG_CONFIG_HOME", self.path().join(".config"))
+            .env("XDG_DATA_HOME", self.path().join(".local/share"))
+            .env("SHELL", &shell)
+            .env("UA_TEST_VAR", "from-env")
+            .cwd(self.path())
+            .arg("--shell")
+            .arg(shell)
+    }
+
+    /// unixagent over `shell`, waited on until its first prompt is drawn.
+    pub fn start(&self, shell: &str) -> Term {
+        let t = self.spawn(shell).start();
+        wait_prompt(&t, 1);
+        t
+    }
+}
+
+/// Waits until the shell has drawn its prompt `n` times in all (counted by
+/// the B marker that ends each prompt) and it is on screen.
+pub fn wait_prompt(t: &Term, n: usize) {
+    t.wait_for(&format!("prompt #{n}"), |s| {
+        s.count(b"\x1b]133;B\x07") >= n && s.cursor_row().ends_with(PROMPT.trim_end())
+    });
+}
+
+/// Runs `line` at the prompt and waits for the next prompt.
+pub fn run(t: &mut Term, line: &str) {
+    let n = prompts(t);
+    t.send(format!("{line}\r"));
+    wait_prompt(t, n + 1);
+}
+
+/// How many prompts have been drawn so far.
+pub fn prompts(t: &Term) -> usize {
+    t.with(|s| s.count(b"\x1b]133;B\x07"))
+}
+
+/// The OSC 133 / OSC 7 events in the output so far.
+pub fn events(t: &Term) -> Vec<ShellEvent> {
+    let raw = t.raw();
+    let mut out = Vec::new();
+    OscScanner::new().feed(&raw, |e| out.push(e));
+    out
+}
+
+/// How the shell spells the last exit status.
+pub fn status_var(shell: &str) -> &'static str {
+    if shell == "fish" { "$status" } else { "$?" }
+}
