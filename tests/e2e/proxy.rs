@@ -108,3 +108,42 @@ fn wait_foreground(cmdline: &str) {
         std::thread::yield_now();
     }
 }
+
+#[test]
+fn ctrl_backslash_and_ctrl_d_reach_the_shell() {
+    let home = Home::new();
+    let mut t = home.start("bash");
+    let n = prompts(&t);
+    t.send("sleep 102\r");
+    wait_foreground("sleep 102");
+    t.send("\x1c");
+    wait_prompt(&t, n + 1);
+    run(&mut t, "echo st=$?");
+    t.wait_text("st=131");
+    // Ctrl+D at an empty prompt ends the shell, and unixagent with it.
+    t.send("\x04");
+    assert_eq!(t.wait_exit(), 0);
+}
+
+#[test]
+fn sighup_from_a_closed_terminal_ends_the_session() {
+    let home = Home::new();
+    let mut t = home.start("zsh");
+    let pid = nix::unistd::Pid::from_raw(t.pid() as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGHUP).unwrap();
+    // An interactive zsh that is hung up exits with status 1 (bash dies of
+    // the signal, 129): unixagent reports whatever its shell did.
+    assert_eq!(t.wait_exit(), 1);
+}
+
+#[test]
+fn started_as_a_login_shell_by_name() {
+    // Login programs put a `-` in front of the shell's name.
+    let home = Home::new();
+    let script = format!(
+        "exec -a -unixagent {} --shell /bin/bash -c 'shopt -q login_shell && echo is-login'",
+        unixagent().display()
+    );
+    let out = std::process::Command::new("/bin/bash").arg("-c").arg(script).env("HOME", home.path()).output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "is-login\n", "{}", String::from_utf8_lossy(&out.stderr));
+}

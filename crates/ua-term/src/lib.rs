@@ -12,7 +12,7 @@
 //! - [`keys`], [`editor`], [`intercept`]: decoding keystrokes, the `#`
 //!   instruction line editor, and the router that decides whether a key
 //!   belongs to the shell or to an instruction;
-//! - [`column`], [`heuristic`]: where the prompt ends, and guessing prompts
+//! - [`mod@column`], [`heuristic`]: where the prompt ends, and guessing prompts
 //!   when a shell has no integration;
 //! - [`pty`]: the pseudo-terminal the shell runs in.
 //!
