@@ -1,0 +1,5 @@
+//! Integration tests for ua-protocol, built as one binary.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod suite;
