@@ -67,13 +67,65 @@ fn login_shell_use_never_recurses_into_itself() {
 }
 
 #[test]
-fn dash_c_instruction_is_captured() {
+fn dash_c_instruction_is_a_one_shot_turn() {
     let home = Home::new();
-    let out =
-        Command::new(unixagent()).args(["-c", "# list the files here"]).env("HOME", home.path()).output().unwrap();
-    assert!(out.status.success());
-    assert_eq!(String::from_utf8_lossy(&out.stderr), "# captured: list the files here\n");
-    assert!(out.stdout.is_empty());
+    let out = Command::new(unixagent())
+        .args(["--shell", "/bin/bash", "-c", "# list the files here"])
+        .env("HOME", home.path())
+        .env("ANTHROPIC_BASE_URL", home.model.base_url())
+        .env("ANTHROPIC_API_KEY", "test-key")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout} {}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains(REPLY), "{stdout}");
+    // Not a terminal: plain line ends, no escapes, no spinner.
+    assert!(!stdout.contains('\r') && !stdout.contains('\x1b'), "{stdout:?}");
+    assert_eq!(home.instructions(), vec!["list the files here"]);
+}
+
+#[test]
+fn one_shot_without_a_terminal_denies_what_would_ask_and_exits_zero() {
+    let home = Home::new();
+    let server = crate::agent::model(
+        "[[turn]]\ntool_calls = [{ name = \"shell\", input = { command = \"touch made-by-agent\" } }]\n[[turn]]\ntext = \"ok\"\n",
+    );
+    let out = Command::new(unixagent())
+        .args(["--shell", "/bin/bash", "-c", "# make a file"])
+        .env("HOME", home.path())
+        .current_dir(home.path())
+        .env("ANTHROPIC_BASE_URL", server.base_url())
+        .env("ANTHROPIC_API_KEY", "test-key")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(!home.path().join("made-by-agent").exists());
+    let results = crate::agent::tool_results(&crate::agent::messages(&server, 1));
+    assert!(results[0].0.contains("no terminal to ask on"), "{results:?}");
+}
+
+#[test]
+fn one_shot_in_a_terminal_asks_and_exits_with_the_last_status() {
+    let home = Home::new();
+    let server = crate::agent::model(
+        "[[turn]]\ntool_calls = [{ name = \"shell\", input = { command = \"echo one-shot-$((40+2)); (exit 7)\" } }]\n[[turn]]\ntext = \"finished\"\n",
+    );
+    let mut t = Spawn::new(unixagent())
+        .env("HOME", home.path())
+        .env("ANTHROPIC_BASE_URL", server.base_url())
+        .env("ANTHROPIC_API_KEY", "test-key")
+        .cwd(home.path())
+        .args(["--shell", "/bin/bash", "-c", "# do it"])
+        .start();
+    t.wait_text("[y] run");
+    t.send("y");
+    t.wait_text("one-shot-42");
+    t.wait_text("finished");
+    assert_eq!(t.wait_exit(), 7);
+    // The shell's own prompt never showed.
+    assert!(!t.screen_text().contains("$ "), "{}", t.screen_text());
 }
 
 #[test]

@@ -8,6 +8,7 @@
 // Test helpers report failure by panicking.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod agent;
 mod capture;
 mod cli;
 mod dash_c;

@@ -86,7 +86,7 @@ fn nested_unixagent_says_so_and_runs_a_plain_shell() {
 /// Waits until a process running `cmdline` is the foreground job of its
 /// terminal: only then does a typed Ctrl+C or Ctrl+Z reach it rather than
 /// the shell that is still starting it.
-fn wait_foreground(cmdline: &str) {
+pub fn wait_foreground(cmdline: &str) {
     let want = cmdline.replace(' ', "\0");
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
     loop {

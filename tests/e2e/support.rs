@@ -25,14 +25,24 @@ pub fn which(name: &str) -> PathBuf {
 /// never read or write the real user's files or history.
 pub struct Home {
     dir: tempfile::TempDir,
+    /// The model every unixagent started here talks to: it answers each
+    /// instruction with [`REPLY`] and records what it was sent.
+    pub model: ua_testkit::provider::FakeProvider,
 }
+
+/// What the home's model answers to every instruction.
+pub const REPLY: &str = "agent-reply-ok";
 
 pub const PROMPT: &str = "PS1-MARK> ";
 
 impl Home {
     pub fn new() -> Self {
         let dir = tempfile::tempdir().expect("tempdir");
-        let h = Self { dir };
+        let scenario =
+            ua_testkit::provider::Scenario::from_toml(&format!("repeat = true\n[[turn]]\ntext = \"{REPLY}\"\n"))
+                .expect("scenario");
+        let model = ua_testkit::provider::FakeProvider::start(scenario).expect("fake model");
+        let h = Self { dir, model };
         h.write(".bashrc", "PS1='PS1-MARK> '\nHISTFILE=~/.bash_history_test\n");
         h.write(".zshrc", "PS1='PS1-MARK> '\nHISTFILE=~/.zsh_history_test\n");
         h.write(".config/fish/config.fish", "set -g fish_greeting\nfunction fish_prompt; printf 'PS1-MARK> '; end\n");
@@ -58,9 +68,38 @@ impl Home {
             .env("XDG_DATA_HOME", self.path().join(".local/share"))
             .env("SHELL", &shell)
             .env("UA_TEST_VAR", "from-env")
+            .env("ANTHROPIC_BASE_URL", self.model.base_url())
+            .env("ANTHROPIC_API_KEY", "test-key")
+            .env("OPENAI_API_KEY", "")
             .cwd(self.path())
             .arg("--shell")
             .arg(shell)
+    }
+
+    /// The instructions the model received, in order: the text the user
+    /// typed after `#`, as the last text of each request.
+    pub fn instructions(&self) -> Vec<String> {
+        self.model
+            .requests()
+            .iter()
+            .filter_map(|r| {
+                let body = r.json();
+                let last = body["messages"].as_array()?.last()?.clone();
+                let texts: Vec<String> = last["content"]
+                    .as_array()?
+                    .iter()
+                    .filter(|b| b["type"] == "text")
+                    .filter_map(|b| b["text"].as_str().map(str::to_string))
+                    .collect();
+                texts.last().cloned()
+            })
+            .collect()
+    }
+
+    /// Waits until the model has received `n` instructions.
+    pub fn wait_instructions(&self, n: usize) -> Vec<String> {
+        self.model.wait_until(std::time::Duration::from_secs(20), |r| r.len() >= n).expect("instructions arrive");
+        self.instructions()
     }
 
     /// unixagent over `shell`, waited on until its first prompt is drawn.

@@ -69,6 +69,14 @@ impl OscScanner {
     /// Plain output is skipped with `memchr`, so the cost on bulk output is a
     /// vectorised search for ESC rather than a per-byte state step.
     pub fn feed(&mut self, bytes: &[u8], mut emit: impl FnMut(ShellEvent)) {
+        self.feed_at(bytes, |_, e| emit(e));
+    }
+
+    /// Like [`OscScanner::feed`], also giving each event's end: the index in
+    /// `bytes` just past the sequence's terminator, so a caller can split
+    /// the output at a marker (what a command printed starts after its
+    /// `133;C`).
+    pub fn feed_at(&mut self, bytes: &[u8], mut emit: impl FnMut(usize, ShellEvent)) {
         let mut i = 0;
         while i < bytes.len() {
             match self.state {
@@ -95,7 +103,8 @@ impl OscScanner {
                     Some(off) => {
                         self.push(&bytes[i..i + off]);
                         if bytes[i + off] == 0x07 {
-                            self.finish(&mut emit);
+                            let end = i + off + 1;
+                            self.finish(&mut |e| emit(end, e));
                             self.state = State::Ground;
                         } else {
                             self.state = State::OscEscape;
@@ -109,7 +118,8 @@ impl OscScanner {
                 },
                 State::OscEscape => {
                     if bytes[i] == b'\\' {
-                        self.finish(&mut emit);
+                        let end = i + 1;
+                        self.finish(&mut |e| emit(end, e));
                         i += 1;
                     }
                     // ESC followed by anything else aborts the OSC; that
@@ -210,6 +220,24 @@ fn hex(b: u8) -> Option<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn offsets_point_just_past_each_terminator() {
+        let bytes = b"$ ls\x1b]133;C\x07out\r\n\x1b]133;D;0\x1b\\next";
+        let mut s = OscScanner::new();
+        let mut seen = Vec::new();
+        s.feed_at(bytes, |end, e| seen.push((end, e)));
+        assert_eq!(seen.len(), 2);
+        assert_eq!(&bytes[seen[0].0..seen[0].0 + 3], b"out");
+        assert_eq!(seen[1].1, ShellEvent::CommandEnd(Some(0)));
+        assert_eq!(&bytes[seen[1].0..], b"next");
+        // A marker split across reads ends inside the second read.
+        let mut s = OscScanner::new();
+        let mut ends = Vec::new();
+        s.feed_at(b"a\x1b]133;", |end, _| ends.push(end));
+        s.feed_at(b"C\x07rest", |end, _| ends.push(end));
+        assert_eq!(ends, vec![2]);
+    }
 
     fn scan(chunks: &[&[u8]]) -> Vec<ShellEvent> {
         let mut s = OscScanner::new();

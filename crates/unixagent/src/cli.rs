@@ -93,12 +93,6 @@ impl Cli {
         if self.json {
             v.push("--json");
         }
-        if self.backend.is_some() {
-            v.push("--backend");
-        }
-        if self.model.is_some() {
-            v.push("--model");
-        }
         if self.policy.is_some() {
             v.push("--policy");
         }
@@ -142,6 +136,6 @@ mod tests {
     #[test]
     fn unavailable_options_are_named() {
         let c = parse(&["unixagent", "--json", "--model", "m"]);
-        assert_eq!(c.unavailable(), vec!["--json", "--model"]);
+        assert_eq!(c.unavailable(), vec!["--json"]);
     }
 }

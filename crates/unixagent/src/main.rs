@@ -5,8 +5,11 @@
 //! to the module for that mode. `main` prints an error once and exits with
 //! the shell's status, or 1 for unixagent's own failures.
 
+mod agent;
 mod cli;
 mod config;
+mod editor;
+mod keyboard;
 mod pipe;
 mod session;
 mod shell;
@@ -59,11 +62,27 @@ fn run(cli: cli::Cli, login_by_name: bool) -> anyhow::Result<i32> {
     };
     let shell = shell::resolve(cli.shell.as_deref(), cfg.shell.command.as_deref());
 
+    let agent = session::AgentOptions {
+        backend: agent::backend::Setup {
+            section: cfg.backend.clone(),
+            backend: cli.backend.clone(),
+            model: cli.model.clone(),
+        },
+        limits: agent::turn::Limits::default(),
+        command_timeout: Duration::from_secs(300),
+        output_cap: agent::capture::DEFAULT_CAP,
+    };
     if let Some(string) = &cli.command {
         if is_instruction(string) {
-            let colour = terminal::colour(std::io::stderr().as_fd());
-            eprintln!("{}", sink::captured_line(instruction_text(string), colour));
-            return Ok(0);
+            return session::run(session::Options {
+                shell,
+                login,
+                args: cli.shell_args,
+                integration: true,
+                integration_timeout: Duration::from_millis(cfg.shell.integration_timeout_ms),
+                agent,
+                oneshot: Some(instruction_text(string).to_string()),
+            });
         }
         let err = shell::exec_dash_c(&shell, login, string, &cli.shell_args);
         anyhow::bail!("could not run {}: {err}", shell.display());
@@ -88,6 +107,8 @@ fn run(cli: cli::Cli, login_by_name: bool) -> anyhow::Result<i32> {
         args: cli.shell_args,
         integration: cfg.shell.integration,
         integration_timeout: Duration::from_millis(cfg.shell.integration_timeout_ms),
+        agent,
+        oneshot: None,
     })
 }
 

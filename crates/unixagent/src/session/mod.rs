@@ -32,7 +32,11 @@ use ua_term::osc::{OscScanner, ShellEvent};
 use ua_term::pty::Pty;
 use ua_term::state::{TermState, Transition};
 
-use crate::{shell, sink, terminal};
+use crate::agent::backend;
+use crate::agent::turn::Limits;
+use crate::{shell, terminal};
+
+mod agent;
 
 /// How long a hung-up shell gets to exit before it is killed.
 const HANGUP_GRACE: Duration = Duration::from_secs(3);
@@ -44,6 +48,21 @@ pub struct Options {
     pub args: Vec<OsString>,
     pub integration: bool,
     pub integration_timeout: Duration,
+    /// The model backend and how turns run.
+    pub agent: AgentOptions,
+    /// `-c '# …'`: run this one instruction, then exit with the status of
+    /// the last command it ran.
+    pub oneshot: Option<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct AgentOptions {
+    pub backend: backend::Setup,
+    pub limits: Limits,
+    /// A command still running after this long is interrupted.
+    pub command_timeout: Duration,
+    /// Output kept per command for the model.
+    pub output_cap: usize,
 }
 
 /// Runs the interactive session; returns the shell's exit status.
@@ -62,6 +81,14 @@ async fn run_async(opts: Options) -> anyhow::Result<i32> {
         integration: opts.integration,
     })?;
     let colour = terminal::colour(std::io::stderr().as_fd());
+    let stdin_tty = nix::unistd::isatty(std::io::stdin().as_fd()).unwrap_or(false);
+    let oneshot = opts.oneshot.is_some();
+    if !launch.integrated && oneshot {
+        anyhow::bail!(
+            "{} has no unixagent shell integration, so a one-shot instruction cannot run commands in it; use bash, zsh or fish.",
+            opts.shell.display()
+        );
+    }
     if !launch.integrated {
         let why = if opts.integration {
             format!("{} has no unixagent shell integration", opts.shell.display())
@@ -82,8 +109,16 @@ async fn run_async(opts: Options) -> anyhow::Result<i32> {
     let master = unsafe { AsyncFd::register(pty.clone_fd()?) }
         .map_err(|e| std::io::Error::other(e.to_string()))
         .context("watching the PTY")?;
-    let raw = terminal::RawMode::enable().context("putting the terminal in raw mode")?;
-    let keys = spawn_stdin_reader();
+    // A one-shot run without a terminal leaves terminal modes alone and
+    // reads no keys: there is nobody to ask.
+    let interactive_keys = stdin_tty || !oneshot;
+    let raw = if interactive_keys {
+        Some(terminal::RawMode::enable().context("putting the terminal in raw mode")?)
+    } else {
+        None
+    };
+    let keys = if interactive_keys { Some(crate::keyboard::spawn()) } else { None };
+    let out_tty = nix::unistd::isatty(std::io::stdout().as_fd()).unwrap_or(false);
 
     let mode = if launch.integrated { Mode::Markers } else { Mode::Heuristic };
     let mut s = Session {
@@ -103,6 +138,9 @@ async fn run_async(opts: Options) -> anyhow::Result<i32> {
         out_broken: false,
         colour,
         events: Vec::new(),
+        events_at: Vec::new(),
+        agent: agent::AgentSide::new(opts.agent, opts.oneshot, colour && out_tty, out_tty, stdin_tty, cols),
+        exit_now: None,
     };
     let code = s.run(&master, keys, &mut signals).await;
     drop(raw);
@@ -158,35 +196,6 @@ impl Signals {
     }
 }
 
-/// Reads keystrokes on a thread of its own. Blocking reads keep the user's
-/// terminal in blocking mode, which the shell that started unixagent
-/// expects to find again afterwards. The thread ends with the process.
-fn spawn_stdin_reader() -> mpsc::Receiver<Vec<u8>> {
-    let (tx, rx) = mpsc::channel(64);
-    let spawned = std::thread::Builder::new().name("stdin".into()).spawn(move || {
-        let stdin = std::io::stdin();
-        let mut buf = [0u8; 4096];
-        loop {
-            match nix::unistd::read(stdin.as_fd(), &mut buf) {
-                Ok(0) => break,
-                Ok(n) => {
-                    if tx.blocking_send(buf[..n].to_vec()).is_err() {
-                        break;
-                    }
-                }
-                Err(Errno::EINTR | Errno::EAGAIN) => {}
-                Err(_) => break,
-            }
-        }
-    });
-    if spawned.is_err() {
-        // Without a reader the channel closes at once, which the loop treats
-        // as the terminal going away.
-        eprintln!("unixagent: could not start the keyboard reader");
-    }
-    rx
-}
-
 struct Session {
     pty: Pty,
     scanner: OscScanner,
@@ -205,16 +214,33 @@ struct Session {
     out_broken: bool,
     colour: bool,
     events: Vec<ShellEvent>,
+    events_at: Vec<(usize, ShellEvent)>,
+    agent: agent::AgentSide,
+    /// Set when the session should end now with this status (a one-shot
+    /// instruction is done).
+    exit_now: Option<i32>,
 }
 
 impl Session {
-    async fn run(&mut self, master: &AsyncFd<OwnedFd>, mut keys: mpsc::Receiver<Vec<u8>>, sig: &mut Signals) -> i32 {
+    async fn run(
+        &mut self,
+        master: &AsyncFd<OwnedFd>,
+        keys: Option<mpsc::Receiver<Vec<u8>>>,
+        sig: &mut Signals,
+    ) -> i32 {
         let mut buf = vec![0u8; 64 * 1024];
         let mut pty_open = true;
-        let mut keys_open = true;
+        let mut keys_open = keys.is_some();
+        let (_never, idle) = mpsc::channel(1);
+        let mut keys = keys.unwrap_or(idle);
         loop {
-            let deadline =
-                [self.integration_deadline, self.quiet_deadline, self.kill_deadline].into_iter().flatten().min();
+            if let Some(code) = self.exit_now {
+                return code;
+            }
+            let deadline = [self.integration_deadline, self.quiet_deadline, self.kill_deadline, self.agent.deadline()]
+                .into_iter()
+                .flatten()
+                .min();
             tokio::select! {
                 biased;
                 _ = sig.child.recv() => {
@@ -256,6 +282,15 @@ impl Session {
                         self.hang_up();
                     }
                 },
+                event = agent::next_event(&mut self.agent.stream), if self.agent.stream.is_some() => {
+                    self.on_model_event(event);
+                }
+                built = agent::recv_once(&mut self.agent.building), if self.agent.building.is_some() => {
+                    self.on_backend_built(built);
+                }
+                edited = agent::recv_once(&mut self.agent.editing), if self.agent.editing.is_some() => {
+                    self.on_edited(edited);
+                }
                 _ = sleep_until(deadline) , if deadline.is_some() => self.on_deadline(),
             }
         }
@@ -269,6 +304,10 @@ impl Session {
     }
 
     fn on_output(&mut self, bytes: &[u8]) {
+        if self.agent.active() {
+            self.on_output_in_turn(bytes);
+            return;
+        }
         self.write_out(bytes);
         let mut events = std::mem::take(&mut self.events);
         self.scanner.feed(bytes, |e| events.push(e));
@@ -282,7 +321,10 @@ impl Session {
                     self.scripts = None;
                     self.icpt.set_mode(Mode::Markers);
                 }
-                Transition::FreshInput => self.icpt.fresh_prompt(),
+                Transition::FreshInput => {
+                    self.icpt.fresh_prompt();
+                    self.on_fresh_prompt();
+                }
                 Transition::RedrawnInput => self.icpt.redrawn_prompt(),
                 Transition::CommandStarted => self.icpt.left_prompt(),
                 Transition::CommandFinished(_) | Transition::CwdChanged | Transition::None => {}
@@ -295,6 +337,10 @@ impl Session {
     }
 
     fn on_input(&mut self, bytes: &[u8]) {
+        if self.agent.takes_keys() {
+            self.agent_keys(bytes);
+            return;
+        }
         // Without markers, a key typed at a line that looks like a prompt
         // settles the question at once, even inside the quiet period.
         if self.icpt.mode() == Mode::Heuristic
@@ -313,12 +359,8 @@ impl Session {
                 Action::ToTerminal(b) => self.write_out(&b),
                 Action::LineEnded => self.state.line_ended(),
                 Action::Instruction(text) => {
-                    let line = sink::captured_line(&text, self.colour);
-                    self.write_out(line.as_bytes());
-                    // An empty line makes the shell print a fresh prompt
-                    // below ours; it runs nothing and keeps $?.
-                    self.state.line_ended();
-                    self.send(b"\r");
+                    // The editor has ended its line.
+                    self.start_turn(&text);
                 }
             }
         }
@@ -342,6 +384,7 @@ impl Session {
             return;
         }
         self.size = size;
+        self.agent.render.set_width(size.0);
         let _ = self.pty.resize(size.0, size.1);
         for a in self.icpt.resize(size.0) {
             if let Action::ToTerminal(b) = a {
@@ -355,6 +398,15 @@ impl Session {
         if self.integration_deadline.is_some_and(|d| d <= now) {
             self.integration_deadline = None;
             self.scripts = None;
+            if !self.state.integrated() && self.agent.oneshot() {
+                let msg = format!(
+                    "unixagent: no prompt marker from {} yet, so shell integration is not working and the instruction cannot run.",
+                    self.shell_name
+                );
+                self.write_err(&msg);
+                self.exit_now = Some(1);
+                return;
+            }
             if !self.state.integrated() {
                 self.icpt.set_mode(Mode::Heuristic);
                 let msg = format!(
@@ -375,6 +427,7 @@ impl Session {
                 self.icpt.fresh_prompt();
             }
         }
+        self.agent_deadlines(now);
         if self.kill_deadline.is_some_and(|d| d <= now) {
             self.kill_deadline = None;
             self.pty.signal(Signal::SIGKILL);

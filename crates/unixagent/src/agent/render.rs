@@ -1,0 +1,299 @@
+//! How a turn looks on the terminal: forward-flowing lines in the user's
+//! scrollback, never an alternate screen.
+//!
+//! The renderer turns what happens in a turn into bytes for a terminal in
+//! raw mode (so line ends are `\r\n`). It remembers the one transient thing
+//! it may have on screen, the spinner or the thinking line, and always
+//! clears it before writing anything else, so nothing is left half drawn.
+//! It also remembers whether the cursor is at the start of a line, so every
+//! block starts on a fresh line without leaving blank ones.
+
+use std::time::Duration;
+
+use ua_protocol::event::Usage;
+
+use super::turn::{Proposal, Verdict};
+
+const SPINNER: [char; 10] = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
+
+/// Time between spinner frames.
+pub const SPINNER_FRAME: Duration = Duration::from_millis(80);
+
+#[derive(Debug)]
+pub struct Renderer {
+    colour: bool,
+    /// Output is a terminal: transient lines (spinner, thinking) are drawn.
+    tty: bool,
+    width: u16,
+    /// Something transient (spinner, thinking line) is on the current line.
+    transient: bool,
+    frame: usize,
+    /// Thinking received since the last visible output.
+    thinking: String,
+    at_line_start: bool,
+}
+
+impl Renderer {
+    pub fn new(colour: bool, width: u16, tty: bool) -> Self {
+        Self {
+            colour,
+            tty,
+            width: width.max(20),
+            transient: false,
+            frame: 0,
+            thinking: String::new(),
+            at_line_start: true,
+        }
+    }
+
+    pub fn set_width(&mut self, width: u16) {
+        self.width = width.max(20);
+    }
+
+    /// Declares where the cursor is, after others wrote to the terminal.
+    pub fn set_line_start(&mut self, at_start: bool) {
+        self.at_line_start = at_start;
+    }
+
+    fn style(&self, code: &str, text: &str) -> String {
+        if self.colour { format!("\x1b[{code}m{text}\x1b[0m") } else { text.to_string() }
+    }
+
+    /// Removes the spinner or thinking line, if one is shown.
+    pub fn clear(&mut self) -> String {
+        if self.transient {
+            self.transient = false;
+            self.at_line_start = true;
+            "\r\x1b[K".to_string()
+        } else {
+            String::new()
+        }
+    }
+
+    /// Moves to the start of a fresh line unless already there.
+    fn fresh_line(&mut self) -> String {
+        let mut out = self.clear();
+        if !self.at_line_start {
+            out.push_str("\r\n");
+            self.at_line_start = true;
+        }
+        out
+    }
+
+    /// The next spinner frame. Drawn only at the start of an empty line.
+    pub fn spin(&mut self) -> String {
+        if !self.tty || !self.at_line_start && !self.transient {
+            return String::new();
+        }
+        self.frame = (self.frame + 1) % SPINNER.len();
+        self.transient = true;
+        let frame = self.style("2", &SPINNER[self.frame].to_string());
+        if self.thinking.is_empty() {
+            format!("\r{frame} \x1b[K")
+        } else {
+            format!("\r{frame} {}\x1b[K", self.thinking_line())
+        }
+    }
+
+    fn thinking_line(&self) -> String {
+        // The latest words of the thinking, on one line that fits.
+        let flat: String = self.thinking.split_whitespace().collect::<Vec<_>>().join(" ");
+        let room = usize::from(self.width).saturating_sub(14);
+        let chars: Vec<char> = flat.chars().collect();
+        let shown: String =
+            if chars.len() > room { chars[chars.len() - room..].iter().collect() } else { flat.clone() };
+        self.style("2;3", &format!("thinking: {shown}"))
+    }
+
+    /// Thinking progress: shown on the transient line.
+    pub fn thinking(&mut self, delta: &str) -> String {
+        self.thinking.push_str(delta);
+        if !self.tty || !self.at_line_start && !self.transient {
+            return String::new();
+        }
+        self.transient = true;
+        format!("\r{}\x1b[K", self.thinking_line())
+    }
+
+    /// Ends a thinking block: leaves one dim summary line.
+    fn settle_thinking(&mut self) -> String {
+        if self.thinking.is_empty() {
+            return String::new();
+        }
+        let words = self.thinking.split_whitespace().count();
+        self.thinking.clear();
+        let mut out = self.fresh_line();
+        out.push_str(&self.style("2", &format!("∴ thought for {words} words")));
+        out.push_str("\r\n");
+        self.at_line_start = true;
+        out
+    }
+
+    /// Streamed answer text.
+    pub fn text(&mut self, delta: &str) -> String {
+        let mut out = self.settle_thinking();
+        out.push_str(&self.clear());
+        if delta.is_empty() {
+            return out;
+        }
+        out.push_str(&delta.replace("\r\n", "\n").replace('\n', "\r\n"));
+        self.at_line_start = delta.ends_with('\n');
+        out
+    }
+
+    /// A proposed command, `❯ cmd  ▐ risk`, with the judge's note under it.
+    pub fn proposal(&mut self, p: &Proposal, v: &Verdict) -> String {
+        let mut out = self.settle_thinking();
+        out.push_str(&self.fresh_line());
+        let command = p.command.replace('\n', "\r\n  ");
+        out.push_str(&format!("{} {}  {}\r\n", self.style("1;36", "❯"), self.style("1", &command), self.risk(&v.risk)));
+        if let Some(note) = &v.note {
+            out.push_str(&format!("  {}\r\n", self.style("33", &format!("⚠ {note}"))));
+        }
+        self.at_line_start = true;
+        out
+    }
+
+    /// The question under a proposal.
+    pub fn question(&mut self, v: &Verdict) -> String {
+        let keys = if v.strong {
+            format!("{} type yes to run it, n to skip, q to stop, # to steer: ", self.style("1;31", "privileged:"))
+        } else {
+            "[y] run  [n] skip  [e] edit  [a] always  [q] stop  # steer: ".to_string()
+        };
+        self.at_line_start = false;
+        self.style("2", &keys)
+    }
+
+    fn risk(&self, risk: &str) -> String {
+        let code = match risk {
+            "read_only" | "build_test" => "32",
+            "write" => "33",
+            _ => "1;31",
+        };
+        self.style(code, &format!("▐ {}", risk.replace('_', "-")))
+    }
+
+    /// One short dim line.
+    pub fn notice(&mut self, text: &str) -> String {
+        let mut out = self.settle_thinking();
+        out.push_str(&self.fresh_line());
+        out.push_str(&self.style("2", text));
+        out.push_str("\r\n");
+        self.at_line_start = true;
+        out
+    }
+
+    /// An error line, in red.
+    pub fn error(&mut self, text: &str) -> String {
+        let mut out = self.settle_thinking();
+        out.push_str(&self.fresh_line());
+        out.push_str(&self.style("31", &format!("unixagent: {text}")));
+        out.push_str("\r\n");
+        self.at_line_start = true;
+        out
+    }
+
+    /// Goes to a fresh line before the shell or a command writes.
+    pub fn hand_over(&mut self) -> String {
+        let mut out = self.settle_thinking();
+        out.push_str(&self.fresh_line());
+        out
+    }
+
+    /// The dim line closing a turn: `2.4k↑ 1.1k↓  2 cmds  4.6s`.
+    pub fn footer(&mut self, usage: &Usage, commands: usize, elapsed: Duration) -> String {
+        let mut out = self.settle_thinking();
+        out.push_str(&self.fresh_line());
+        let up = usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens;
+        let cmds = if commands == 1 { "1 cmd".to_string() } else { format!("{commands} cmds") };
+        let line = format!("{}↑ {}↓  {cmds}  {:.1}s", tokens(up), tokens(usage.output_tokens), elapsed.as_secs_f64());
+        out.push_str(&self.style("2", &line));
+        out.push_str("\r\n");
+        self.at_line_start = true;
+        out
+    }
+}
+
+/// 950, 2.4k, 12k, 1.2M.
+fn tokens(n: u64) -> String {
+    match n {
+        0..1_000 => n.to_string(),
+        1_000..10_000 => format!("{:.1}k", n as f64 / 1e3),
+        10_000..1_000_000 => format!("{}k", n / 1_000),
+        _ => format!("{:.1}M", n as f64 / 1e6),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use ua_protocol::tool::OutputMode;
+
+    use super::super::turn::Outcome;
+    use super::*;
+
+    fn plain() -> Renderer {
+        Renderer::new(false, 80, true)
+    }
+
+    #[test]
+    fn token_counts_are_short() {
+        assert_eq!(tokens(950), "950");
+        assert_eq!(tokens(2_400), "2.4k");
+        assert_eq!(tokens(12_345), "12k");
+        assert_eq!(tokens(1_200_000), "1.2M");
+    }
+
+    #[test]
+    fn spinner_is_cleared_before_text_and_lines_end_in_crlf() {
+        let mut r = plain();
+        let spin = r.spin();
+        assert!(spin.starts_with('\r'));
+        let out = r.text("one\ntwo");
+        assert!(out.starts_with("\r\x1b[K"), "{out:?}");
+        assert!(out.ends_with("one\r\ntwo"));
+        // Mid-line, the spinner stays away.
+        assert_eq!(r.spin(), "");
+        let footer = r.footer(
+            &Usage { input_tokens: 2400, output_tokens: 1100, ..Default::default() },
+            2,
+            Duration::from_millis(4600),
+        );
+        assert_eq!(footer, "\r\n2.4k↑ 1.1k↓  2 cmds  4.6s\r\n");
+    }
+
+    #[test]
+    fn thinking_becomes_one_summary_line() {
+        let mut r = plain();
+        let live = r.thinking("I should look at the big files first");
+        assert!(live.contains("thinking: I should look"));
+        let out = r.text("Here.");
+        assert!(out.contains("∴ thought for 8 words\r\n"), "{out:?}");
+        assert!(out.ends_with("Here."));
+    }
+
+    #[test]
+    fn proposals_show_command_risk_and_note() {
+        let mut r = plain();
+        r.text("Deleting the logs.");
+        let p = Proposal { id: "t".into(), command: "rm *.log".into(), mode: OutputMode::Full };
+        let v = Verdict {
+            outcome: Outcome::Ask,
+            risk: "destructive".into(),
+            reason: "asks".into(),
+            note: Some("deletes every log".into()),
+            strong: false,
+        };
+        let out = r.proposal(&p, &v);
+        assert_eq!(out, "\r\n❯ rm *.log  ▐ destructive\r\n  ⚠ deletes every log\r\n");
+        assert!(r.question(&v).contains("[y] run"));
+    }
+
+    #[test]
+    fn no_colour_means_no_escapes_but_colour_has_them() {
+        let mut r = plain();
+        assert!(!r.notice("skipped").contains('\x1b'));
+        let mut c = Renderer::new(true, 80, true);
+        assert!(c.notice("skipped").contains("\x1b[2m"));
+    }
+}

@@ -1,0 +1,462 @@
+//! One agentic turn as a pure state machine.
+//!
+//! A turn starts from an instruction and walks its phases: stream the
+//! model's answer, gate each proposed command, ask the human when the gate
+//! says so, run the command in the shell, observe its result, and either
+//! call the model again or finish. The machine does no I/O: every input
+//! (a stream event, a gate verdict, a key answer, a finished command)
+//! returns the [`Effect`]s the session must carry out, in order. That keeps
+//! the rules of a turn (which results the model gets, what a failure stops,
+//! when the turn ends) in one place where tests can drive them directly.
+//!
+//! The conversation the turn extends always stays valid for every
+//! provider: each `tool_use` the model sent gets exactly one `tool_result`
+//! before the next model call or the end of the turn, whatever the human
+//! did (skip, quit, steer, Ctrl+C).
+
+use std::collections::VecDeque;
+
+use ua_protocol::conversation::{Block, Message, Role, ToolResult, ToolUse};
+use ua_protocol::event::{StopReason, StreamEvent, TurnBuilder, Usage};
+use ua_protocol::tool::{OutputMode, ShellInput};
+
+/// Limits a turn runs under.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// Commands one turn may run before it stops and says so.
+    pub max_steps: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self { max_steps: 50 }
+    }
+}
+
+/// A command the model wants to run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Proposal {
+    /// The `tool_use` id its result answers.
+    pub id: String,
+    pub command: String,
+    pub mode: OutputMode,
+}
+
+/// What the gate decided about a proposal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    Allow,
+    Ask,
+    Deny,
+}
+
+/// The gate's answer, as the turn needs it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Verdict {
+    pub outcome: Outcome,
+    /// The risk level's name (`read_only`, `write`, `destructive`…).
+    pub risk: String,
+    /// Why: the rule, hook, grant or mode that decided.
+    pub reason: String,
+    /// A warning to show under the command (the judge's), if any.
+    pub note: Option<String>,
+    /// Approval must be typed out as `yes`.
+    pub strong: bool,
+}
+
+/// The human's answer to a proposal, or to a pause.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Answer {
+    /// Run it.
+    Run,
+    /// Run this edited command instead (it is gated again).
+    Edit(String),
+    /// Do not run it; go on with the next one.
+    Skip,
+    /// End the turn.
+    Quit,
+    /// New direction: the remaining commands are dropped and the model
+    /// revises its plan with this text.
+    Steer(String),
+}
+
+/// Why a turn ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum End {
+    /// The model answered without asking to run anything.
+    Answered,
+    /// The human ended it (`q`, Ctrl+C).
+    Stopped,
+    /// The model's call failed; the message says how.
+    Failed(String),
+    /// The plan limit was reached.
+    StepLimit,
+}
+
+/// What the session must do, in order.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Effect {
+    /// Call the model with [`Turn::messages`].
+    Call,
+    /// Show streamed answer text.
+    Text(String),
+    /// Show progress of the model's thinking (summarised on screen).
+    Thinking(String),
+    /// Ask the gate about this proposal and report back with
+    /// [`Turn::verdict`].
+    Gate(Proposal),
+    /// Show the proposal with its verdict and wait for [`Turn::answer`].
+    Ask(Proposal, Verdict),
+    /// Show one short line about what happened (skipped, denied…).
+    Notice(String),
+    /// Type the command into the shell; report with [`Turn::command_done`].
+    Run(Proposal, Verdict),
+    /// The turn is over.
+    Done(End),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Phase {
+    Streaming,
+    Gating(Proposal),
+    Asking(Proposal, Verdict),
+    Running(Proposal),
+    Finished,
+}
+
+/// One turn in progress. It owns the conversation while it runs; the
+/// session takes it back with [`Turn::into_messages`].
+#[derive(Debug)]
+pub struct Turn {
+    messages: Vec<Message>,
+    limits: Limits,
+    phase: Phase,
+    builder: TurnBuilder,
+    /// Tool calls of the last answer still to handle.
+    queue: VecDeque<ToolUse>,
+    /// Results gathered for the last answer's tool calls.
+    results: Vec<ToolResult>,
+    steps: usize,
+    usage: Usage,
+    calls: usize,
+    last_exit: Option<i32>,
+}
+
+impl Turn {
+    /// Starts a turn: `history` is the conversation so far, `instruction`
+    /// the new user content (the instruction and its context).
+    pub fn start(history: Vec<Message>, instruction: Vec<Block>, limits: Limits) -> (Self, Vec<Effect>) {
+        let mut turn = Self {
+            messages: history,
+            limits,
+            phase: Phase::Streaming,
+            builder: TurnBuilder::default(),
+            queue: VecDeque::new(),
+            results: Vec::new(),
+            steps: 0,
+            usage: Usage::default(),
+            calls: 1,
+            last_exit: None,
+        };
+        turn.push_user(instruction);
+        (turn, vec![Effect::Call])
+    }
+
+    /// The conversation to send on the next call.
+    pub fn messages(&self) -> &[Message] {
+        &self.messages
+    }
+
+    /// Gives the conversation back when the turn is over.
+    pub fn into_messages(self) -> Vec<Message> {
+        self.messages
+    }
+
+    /// Tokens used by this turn's calls, as the API reported them.
+    pub fn usage(&self) -> Usage {
+        self.usage
+    }
+
+    /// Commands run so far.
+    pub fn steps(&self) -> usize {
+        self.steps
+    }
+
+    /// Model calls made so far (including the one in flight).
+    #[cfg(test)]
+    pub fn calls(&self) -> usize {
+        self.calls
+    }
+
+    /// Exit status of the last command run, if any ran.
+    pub fn last_exit(&self) -> Option<i32> {
+        self.last_exit
+    }
+
+    #[cfg(test)]
+    pub fn is_streaming(&self) -> bool {
+        self.phase == Phase::Streaming
+    }
+
+    #[cfg(test)]
+    pub fn is_asking(&self) -> bool {
+        matches!(self.phase, Phase::Asking(..))
+    }
+
+    #[cfg(test)]
+    pub fn is_running(&self) -> bool {
+        matches!(self.phase, Phase::Running(..))
+    }
+
+    #[cfg(test)]
+    pub fn is_finished(&self) -> bool {
+        self.phase == Phase::Finished
+    }
+
+    /// The command being asked about or run.
+    pub fn current(&self) -> Option<&Proposal> {
+        match &self.phase {
+            Phase::Gating(p) | Phase::Asking(p, _) | Phase::Running(p) => Some(p),
+            Phase::Streaming | Phase::Finished => None,
+        }
+    }
+
+    /// An event of the model's streamed answer.
+    pub fn event(&mut self, event: StreamEvent) -> Vec<Effect> {
+        if self.phase != Phase::Streaming {
+            return Vec::new();
+        }
+        self.builder.push(&event);
+        match event {
+            StreamEvent::TextDelta(t) => vec![Effect::Text(t)],
+            StreamEvent::ThinkingDelta(t) => vec![Effect::Thinking(t)],
+            StreamEvent::Usage(u) => {
+                self.usage.add(&u);
+                Vec::new()
+            }
+            StreamEvent::Thinking(_) | StreamEvent::ToolCall(_) | StreamEvent::Stop(_) | StreamEvent::Error(_) => {
+                Vec::new()
+            }
+        }
+    }
+
+    /// The stream ended: `Ok` when the answer is whole, `Err` with the
+    /// one-sentence failure otherwise.
+    pub fn stream_ended(&mut self, result: Result<(), String>) -> Vec<Effect> {
+        if self.phase != Phase::Streaming {
+            return Vec::new();
+        }
+        let builder = std::mem::take(&mut self.builder);
+        if let Err(message) = result {
+            // Keep only the text of a broken answer: a tool call without
+            // its result would make the conversation invalid.
+            self.keep_partial_text(builder.finish());
+            return self.finish(End::Failed(message));
+        }
+        let stop = builder.stop_reason().cloned();
+        let answer = builder.finish();
+        let calls: VecDeque<ToolUse> = answer.tool_uses().cloned().collect();
+        if !answer.content.is_empty() {
+            self.messages.push(answer);
+        }
+        if calls.is_empty() {
+            let mut effects = Vec::new();
+            if stop == Some(StopReason::MaxTokens) {
+                effects.push(Effect::Notice("the answer was cut off at the token limit".into()));
+            }
+            effects.extend(self.finish(End::Answered));
+            return effects;
+        }
+        self.queue = calls;
+        self.results.clear();
+        self.next_call()
+    }
+
+    /// The gate's verdict on the proposal in [`Effect::Gate`].
+    pub fn verdict(&mut self, verdict: Verdict) -> Vec<Effect> {
+        let Phase::Gating(p) = &self.phase else { return Vec::new() };
+        let p = p.clone();
+        match verdict.outcome {
+            Outcome::Allow => self.run(p, verdict),
+            Outcome::Ask => {
+                self.phase = Phase::Asking(p.clone(), verdict.clone());
+                vec![Effect::Ask(p, verdict)]
+            }
+            Outcome::Deny => {
+                let text = format!("not run: denied ({}): {}", verdict.risk, verdict.reason);
+                self.results.push(error_result(&p.id, &text));
+                let mut effects = vec![Effect::Notice(format!("denied: {}", verdict.reason))];
+                effects.extend(self.next_call());
+                effects
+            }
+        }
+    }
+
+    /// The human's answer while asked about a proposal.
+    pub fn answer(&mut self, answer: Answer) -> Vec<Effect> {
+        let Phase::Asking(p, verdict) = &self.phase else {
+            return Vec::new();
+        };
+        let (p, verdict) = (p.clone(), verdict.clone());
+        match answer {
+            Answer::Run => self.run(p, verdict),
+            Answer::Edit(command) => {
+                let edited = Proposal { command, ..p };
+                self.phase = Phase::Gating(edited.clone());
+                vec![Effect::Gate(edited)]
+            }
+            Answer::Skip => {
+                self.results.push(error_result(&p.id, "not run: the user skipped this command"));
+                let mut effects = vec![Effect::Notice("skipped".into())];
+                effects.extend(self.next_call());
+                effects
+            }
+            Answer::Quit => {
+                self.results.push(error_result(&p.id, "not run: the user ended the turn"));
+                self.stop("not run: the user ended the turn")
+            }
+            Answer::Steer(text) => {
+                self.results.push(error_result(&p.id, "not run: the user gave new directions instead"));
+                self.abandon_queue("not run: the user gave new directions instead");
+                let mut content: Vec<Block> = self.results.drain(..).map(Block::ToolResult).collect();
+                content.push(Block::text(text));
+                self.push_user(content);
+                self.call()
+            }
+        }
+    }
+
+    /// The command typed by [`Effect::Run`] finished. `output` is what it
+    /// printed, already capped and filtered for its output mode.
+    pub fn command_done(&mut self, exit: i32, output: String) -> Vec<Effect> {
+        let Phase::Running(p) = &self.phase else { return Vec::new() };
+        let id = p.id.clone();
+        self.last_exit = Some(exit);
+        let mut text = output;
+        if !text.is_empty() && !text.ends_with('\n') {
+            text.push('\n');
+        }
+        text.push_str(&format!("[exit status {exit}]"));
+        let mut result = ToolResult::text(id, text);
+        result.is_error = exit != 0;
+        self.results.push(result);
+        if exit != 0 {
+            self.abandon_queue(&format!("not run: an earlier command failed with exit status {exit}"));
+        }
+        self.next_call()
+    }
+
+    /// Ctrl+C or `q` outside a question: end the turn now, keeping the
+    /// conversation valid.
+    pub fn cancel(&mut self) -> Vec<Effect> {
+        match &self.phase {
+            Phase::Finished => Vec::new(),
+            Phase::Streaming => {
+                let builder = std::mem::take(&mut self.builder);
+                self.keep_partial_text(builder.finish());
+                self.finish(End::Stopped)
+            }
+            Phase::Gating(p) | Phase::Asking(p, _) => {
+                let id = p.id.clone();
+                self.results.push(error_result(&id, "not run: the user ended the turn"));
+                self.stop("not run: the user ended the turn")
+            }
+            Phase::Running(p) => {
+                let id = p.id.clone();
+                self.results.push(error_result(&id, "interrupted: the user ended the turn while it ran"));
+                self.stop("not run: the user ended the turn")
+            }
+        }
+    }
+
+    fn run(&mut self, p: Proposal, verdict: Verdict) -> Vec<Effect> {
+        self.steps += 1;
+        self.phase = Phase::Running(p.clone());
+        vec![Effect::Run(p, verdict)]
+    }
+
+    /// Moves to the next queued tool call, or back to the model when all
+    /// have results.
+    fn next_call(&mut self) -> Vec<Effect> {
+        while let Some(call) = self.queue.pop_front() {
+            if call.name != "shell" {
+                let text = format!("unknown tool '{}': the only tool is 'shell'", call.name);
+                self.results.push(error_result(&call.id, &text));
+                continue;
+            }
+            let input = match ShellInput::from_value(&call.input) {
+                Ok(input) => input,
+                Err(e) => {
+                    self.results.push(error_result(&call.id, &e));
+                    continue;
+                }
+            };
+            if self.steps >= self.limits.max_steps {
+                self.results.push(error_result(&call.id, "not run: the turn reached its step limit"));
+                self.abandon_queue("not run: the turn reached its step limit");
+                let content = self.results.drain(..).map(Block::ToolResult).collect();
+                self.push_user(content);
+                return self.finish(End::StepLimit);
+            }
+            let p = Proposal { id: call.id, command: input.command, mode: input.output_mode };
+            self.phase = Phase::Gating(p.clone());
+            return vec![Effect::Gate(p)];
+        }
+        let content = self.results.drain(..).map(Block::ToolResult).collect();
+        self.push_user(content);
+        self.call()
+    }
+
+    fn call(&mut self) -> Vec<Effect> {
+        self.phase = Phase::Streaming;
+        self.calls += 1;
+        vec![Effect::Call]
+    }
+
+    fn stop(&mut self, rest: &str) -> Vec<Effect> {
+        self.abandon_queue(rest);
+        let content = self.results.drain(..).map(Block::ToolResult).collect();
+        self.push_user(content);
+        self.finish(End::Stopped)
+    }
+
+    fn finish(&mut self, end: End) -> Vec<Effect> {
+        self.phase = Phase::Finished;
+        vec![Effect::Done(end)]
+    }
+
+    fn abandon_queue(&mut self, why: &str) {
+        for call in std::mem::take(&mut self.queue) {
+            self.results.push(error_result(&call.id, why));
+        }
+    }
+
+    fn keep_partial_text(&mut self, partial: Message) {
+        let text = partial.text();
+        if !text.is_empty() {
+            self.messages.push(Message::assistant_text(text));
+        }
+    }
+
+    /// Adds user content, merged into the last message when that is the
+    /// user's too: providers want roles to alternate.
+    fn push_user(&mut self, content: Vec<Block>) {
+        if content.is_empty() {
+            return;
+        }
+        match self.messages.last_mut() {
+            Some(last) if last.role == Role::User => last.content.extend(content),
+            _ => self.messages.push(Message { role: Role::User, content }),
+        }
+    }
+}
+
+fn error_result(id: &str, text: &str) -> ToolResult {
+    let mut r = ToolResult::text(id, text);
+    r.is_error = true;
+    r
+}
+
+#[cfg(test)]
+#[path = "turn_tests.rs"]
+mod tests;

@@ -1,0 +1,267 @@
+use serde_json::json;
+use ua_protocol::conversation::{Block, Message, Role, ToolUse};
+use ua_protocol::event::{StopReason, StreamEvent};
+use ua_protocol::tool::OutputMode;
+
+use super::*;
+
+fn shell_call(id: &str, command: &str) -> StreamEvent {
+    StreamEvent::ToolCall(ToolUse { id: id.into(), name: "shell".into(), input: json!({ "command": command }) })
+}
+
+fn verdict(outcome: Outcome) -> Verdict {
+    Verdict { outcome, risk: "write".into(), reason: "the default mode asks".into(), note: None, strong: false }
+}
+
+fn start() -> Turn {
+    let (turn, effects) = Turn::start(Vec::new(), vec![Block::text("list files")], Limits::default());
+    assert_eq!(effects, vec![Effect::Call]);
+    turn
+}
+
+/// Streams an answer made of `events` and a stop.
+fn answer(turn: &mut Turn, events: Vec<StreamEvent>) -> Vec<Effect> {
+    let mut effects = Vec::new();
+    for e in events {
+        effects.extend(turn.event(e));
+    }
+    effects.extend(turn.event(StreamEvent::Stop(StopReason::ToolUse)));
+    effects.extend(turn.stream_ended(Ok(())));
+    effects
+}
+
+fn proposal(id: &str, command: &str) -> Proposal {
+    Proposal { id: id.into(), command: command.into(), mode: OutputMode::Full }
+}
+
+/// The tool results of the last user message, as (id, text, is_error).
+fn last_results(turn: &Turn) -> Vec<(String, String, bool)> {
+    let Some(last) = turn.messages().last() else { return Vec::new() };
+    assert_eq!(last.role, Role::User);
+    last.content
+        .iter()
+        .filter_map(|b| match b {
+            Block::ToolResult(r) => Some((r.tool_use_id.clone(), r.joined_text(), r.is_error)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Every tool_use is answered by exactly one tool_result in the next message.
+fn assert_valid(messages: &[Message]) {
+    for (i, m) in messages.iter().enumerate() {
+        let ids: Vec<&str> = m.tool_uses().map(|t| t.id.as_str()).collect();
+        if ids.is_empty() {
+            continue;
+        }
+        let next = &messages[i + 1];
+        let mut answered: Vec<&str> = next
+            .content
+            .iter()
+            .filter_map(|b| match b {
+                Block::ToolResult(r) => Some(r.tool_use_id.as_str()),
+                _ => None,
+            })
+            .collect();
+        answered.sort_unstable();
+        let mut wanted = ids.clone();
+        wanted.sort_unstable();
+        assert_eq!(answered, wanted, "message {i}'s tool calls are not all answered");
+    }
+    for pair in messages.windows(2) {
+        assert_ne!(pair[0].role, pair[1].role, "roles must alternate");
+    }
+}
+
+#[test]
+fn text_only_answer_ends_the_turn() {
+    let mut turn = start();
+    let effects = answer(&mut turn, vec![StreamEvent::TextDelta("Hello".into()), StreamEvent::TextDelta(".".into())]);
+    assert_eq!(effects, vec![Effect::Text("Hello".into()), Effect::Text(".".into()), Effect::Done(End::Answered)]);
+    let messages = turn.into_messages();
+    assert_eq!(messages.len(), 2);
+    assert_eq!(messages[1].text(), "Hello.");
+}
+
+#[test]
+fn approved_command_runs_and_its_result_goes_back() {
+    let mut turn = start();
+    let effects = answer(&mut turn, vec![StreamEvent::TextDelta("Listing.".into()), shell_call("t1", "ls")]);
+    assert_eq!(effects.last(), Some(&Effect::Gate(proposal("t1", "ls"))));
+    assert_eq!(turn.verdict(verdict(Outcome::Ask)), vec![Effect::Ask(proposal("t1", "ls"), verdict(Outcome::Ask))]);
+    assert!(turn.is_asking());
+    assert_eq!(turn.answer(Answer::Run), vec![Effect::Run(proposal("t1", "ls"), verdict(Outcome::Ask))]);
+    assert!(turn.is_running());
+    assert_eq!(turn.command_done(0, "a\nb\n".into()), vec![Effect::Call]);
+    assert_eq!(last_results(&turn), vec![("t1".into(), "a\nb\n[exit status 0]".into(), false)]);
+    assert_eq!(turn.steps(), 1);
+    assert_eq!(turn.last_exit(), Some(0));
+    let effects = answer(&mut turn, vec![StreamEvent::TextDelta("Done.".into())]);
+    assert_eq!(effects.last(), Some(&Effect::Done(End::Answered)));
+    assert_valid(turn.messages());
+}
+
+#[test]
+fn allowed_commands_run_without_asking_and_denied_ones_are_reported() {
+    let mut turn = start();
+    answer(&mut turn, vec![shell_call("a", "ls"), shell_call("b", "rm -rf /")]);
+    let effects = turn.verdict(verdict(Outcome::Allow));
+    assert!(matches!(effects.as_slice(), [Effect::Run(p, _)] if p.command == "ls"));
+    assert_eq!(turn.command_done(0, String::new()), vec![Effect::Gate(proposal("b", "rm -rf /"))]);
+    let mut deny = verdict(Outcome::Deny);
+    deny.reason = "deny list: rm-root".into();
+    let effects = turn.verdict(deny);
+    assert_eq!(effects, vec![Effect::Notice("denied: deny list: rm-root".into()), Effect::Call]);
+    let results = last_results(&turn);
+    assert_eq!(results[0], ("a".into(), "[exit status 0]".into(), false));
+    assert_eq!(results[1].0, "b");
+    assert!(results[1].1.contains("denied") && results[1].1.contains("rm-root") && results[1].2);
+}
+
+#[test]
+fn a_failing_command_stops_the_queue() {
+    let mut turn = start();
+    answer(&mut turn, vec![shell_call("a", "make"), shell_call("b", "make install"), shell_call("c", "ls")]);
+    turn.verdict(verdict(Outcome::Allow));
+    let effects = turn.command_done(2, "error\n".into());
+    assert_eq!(effects, vec![Effect::Call]);
+    let results = last_results(&turn);
+    assert_eq!(results.len(), 3);
+    assert_eq!(results[0], ("a".into(), "error\n[exit status 2]".into(), true));
+    for r in &results[1..] {
+        assert!(r.1.contains("earlier command failed with exit status 2"), "{r:?}");
+    }
+    assert_eq!(turn.last_exit(), Some(2));
+    assert_valid(turn.messages());
+}
+
+#[test]
+fn skip_moves_on_and_quit_answers_every_call() {
+    let mut turn = start();
+    answer(&mut turn, vec![shell_call("a", "ls"), shell_call("b", "pwd"), shell_call("c", "id")]);
+    turn.verdict(verdict(Outcome::Ask));
+    let effects = turn.answer(Answer::Skip);
+    assert_eq!(effects, vec![Effect::Notice("skipped".into()), Effect::Gate(proposal("b", "pwd"))]);
+    turn.verdict(verdict(Outcome::Ask));
+    assert_eq!(turn.answer(Answer::Quit), vec![Effect::Done(End::Stopped)]);
+    let results = last_results(&turn);
+    assert_eq!(results.len(), 3);
+    assert!(results[0].1.contains("skipped"));
+    assert!(results[1].1.contains("ended the turn") && results[2].1.contains("ended the turn"));
+    assert!(turn.is_finished());
+    assert_valid(turn.messages());
+}
+
+#[test]
+fn edit_is_gated_again_and_runs_the_edited_command() {
+    let mut turn = start();
+    answer(&mut turn, vec![shell_call("a", "rm *.log")]);
+    turn.verdict(verdict(Outcome::Ask));
+    let effects = turn.answer(Answer::Edit("rm -i *.log".into()));
+    assert_eq!(effects, vec![Effect::Gate(proposal("a", "rm -i *.log"))]);
+    let effects = turn.verdict(verdict(Outcome::Allow));
+    assert!(matches!(effects.as_slice(), [Effect::Run(p, _)] if p.command == "rm -i *.log" && p.id == "a"));
+}
+
+#[test]
+fn steering_drops_the_rest_and_calls_again_with_the_new_text() {
+    let mut turn = start();
+    answer(&mut turn, vec![shell_call("a", "rm a"), shell_call("b", "rm b")]);
+    turn.verdict(verdict(Outcome::Ask));
+    assert_eq!(turn.answer(Answer::Steer("keep the newest".into())), vec![Effect::Call]);
+    let last = turn.messages().last().cloned();
+    let Some(last) = last else { panic!("no messages") };
+    assert_eq!(last.text(), "keep the newest");
+    assert_eq!(last_results(&turn).len(), 2);
+    assert!(turn.is_streaming());
+    assert_eq!(turn.calls(), 2);
+    assert_valid(turn.messages());
+}
+
+#[test]
+fn cancel_at_every_phase_keeps_the_conversation_valid() {
+    // While streaming: partial text is kept, a half-built call is not.
+    let mut turn = start();
+    turn.event(StreamEvent::TextDelta("Let me".into()));
+    turn.event(shell_call("a", "ls"));
+    assert_eq!(turn.cancel(), vec![Effect::Done(End::Stopped)]);
+    let messages = turn.into_messages();
+    assert_eq!(messages.last().map(|m| m.text()), Some("Let me".to_string()));
+    assert_valid(&messages);
+
+    // While asking and while running.
+    for run_first in [false, true] {
+        let mut turn = start();
+        answer(&mut turn, vec![shell_call("a", "sleep 100"), shell_call("b", "ls")]);
+        turn.verdict(verdict(Outcome::Ask));
+        if run_first {
+            turn.answer(Answer::Run);
+        }
+        assert_eq!(turn.cancel(), vec![Effect::Done(End::Stopped)]);
+        assert_eq!(last_results(&turn).len(), 2);
+        assert_valid(turn.messages());
+        // Late reports after the end change nothing.
+        assert!(turn.command_done(130, String::new()).is_empty());
+        assert!(turn.cancel().is_empty());
+    }
+}
+
+#[test]
+fn failed_stream_ends_the_turn_with_the_message() {
+    let mut turn = start();
+    turn.event(StreamEvent::TextDelta("part".into()));
+    let effects = turn.stream_ended(Err("the model's server is overloaded".into()));
+    assert_eq!(effects, vec![Effect::Done(End::Failed("the model's server is overloaded".into()))]);
+}
+
+#[test]
+fn unknown_tools_and_bad_input_are_answered_without_asking() {
+    let mut turn = start();
+    let bad = StreamEvent::ToolCall(ToolUse { id: "x".into(), name: "shell".into(), input: json!({"cmd": 1}) });
+    let other = StreamEvent::ToolCall(ToolUse { id: "y".into(), name: "browser".into(), input: json!({}) });
+    let effects = answer(&mut turn, vec![bad, other]);
+    assert_eq!(effects, vec![Effect::Call]);
+    let results = last_results(&turn);
+    assert!(results[0].1.contains("invalid input") && results[0].2);
+    assert!(results[1].1.contains("unknown tool 'browser'"));
+}
+
+#[test]
+fn the_step_limit_ends_the_turn() {
+    let (mut turn, _) = Turn::start(Vec::new(), vec![Block::text("loop")], Limits { max_steps: 2 });
+    for i in 0..2 {
+        answer(&mut turn, vec![shell_call(&format!("c{i}"), "true")]);
+        turn.verdict(verdict(Outcome::Allow));
+        assert_eq!(turn.command_done(0, String::new()), vec![Effect::Call]);
+    }
+    let effects = answer(&mut turn, vec![shell_call("c2", "true")]);
+    assert_eq!(effects, vec![Effect::Done(End::StepLimit)]);
+    assert!(last_results(&turn)[0].1.contains("step limit"));
+    assert_valid(turn.messages());
+}
+
+#[test]
+fn a_new_instruction_after_a_stopped_turn_merges_into_the_user_message() {
+    let mut turn = start();
+    answer(&mut turn, vec![shell_call("a", "ls")]);
+    turn.verdict(verdict(Outcome::Ask));
+    turn.answer(Answer::Quit);
+    let history = turn.into_messages();
+    let (turn, _) = Turn::start(history, vec![Block::text("try again")], Limits::default());
+    assert_valid(turn.messages());
+    assert_eq!(turn.messages().len(), 3);
+}
+
+#[test]
+fn usage_adds_up_over_calls() {
+    let mut turn = start();
+    let usage = |i, o| {
+        StreamEvent::Usage(ua_protocol::event::Usage { input_tokens: i, output_tokens: o, ..Default::default() })
+    };
+    answer(&mut turn, vec![usage(100, 10), shell_call("a", "ls")]);
+    turn.verdict(verdict(Outcome::Allow));
+    turn.command_done(0, String::new());
+    answer(&mut turn, vec![usage(150, 20)]);
+    assert_eq!(turn.usage().input_tokens, 250);
+    assert_eq!(turn.usage().output_tokens, 30);
+}

@@ -1,0 +1,817 @@
+//! The agent's side of the session: it drives a [`Turn`] from the event
+//! loop, talks to the model, asks the human, and runs approved commands in
+//! the shell.
+//!
+//! The shell's output is routed by [`View`] while a turn runs. The prompt
+//! the shell redraws after each command, and the echo of the commands the
+//! agent types, are hidden: the user already sees the command on the
+//! proposal line, and a prompt in the middle of the agent's answer would
+//! only confuse. What a command prints (between its `133;C` and `133;D`)
+//! is shown as it comes and captured for the model. When the turn ends the
+//! shell is asked for a fresh prompt, and output is shown again from its
+//! `133;A` on.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use tokio::sync::oneshot;
+use tokio::time::Instant;
+use ua_backend::error::BackendError;
+use ua_backend::provider::{EventStream, Fallback, Provider, Request};
+use ua_protocol::conversation::Message;
+use ua_protocol::event::StreamEvent;
+use ua_protocol::tool::shell_tool;
+use ua_term::keys::{Key, KeyDecoder};
+use ua_term::osc::ShellEvent;
+use ua_term::state::Transition;
+
+use super::{AgentOptions, Session};
+use crate::agent::backend::{self, Built};
+use crate::agent::capture::Capture;
+use crate::agent::prompt::{self, Snapshot};
+use crate::agent::render::{Renderer, SPINNER_FRAME};
+use crate::agent::turn::{Answer, Effect, End, Outcome, Proposal, Turn, Verdict};
+
+/// Two Ctrl+C within this long end the turn at once.
+const DOUBLE_INTERRUPT: Duration = Duration::from_secs(1);
+
+/// Where the shell's output goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum View {
+    /// Straight to the terminal: no turn is running.
+    Shell,
+    /// Hidden: prompts and the echo of the agent's commands.
+    Hidden,
+    /// Shown and captured: an agent command's output.
+    Command,
+    /// Hidden until the next prompt starts, then [`View::Shell`].
+    UntilPrompt,
+}
+
+/// A command typed into the shell and not finished yet.
+#[derive(Debug)]
+struct Running {
+    proposal: Proposal,
+    capture: Capture,
+    /// Bytes before `133;C`: the echo, or the shell's complaint when the
+    /// line never ran (a syntax error).
+    before_start: Vec<u8>,
+    started: bool,
+    timeout_at: Instant,
+    timed_out: bool,
+}
+
+/// What keys mean while the agent waits for the human.
+#[derive(Debug)]
+enum Asking {
+    /// One key: y, n, e, a, q, or `#`.
+    Key,
+    /// A privileged command: `yes` must be typed out.
+    Typed(String),
+    /// A steering line after `#`.
+    Steer(String),
+}
+
+pub(super) struct AgentSide {
+    opts: AgentOptions,
+    oneshot: Option<String>,
+    /// The status to exit with once a one-shot turn ends.
+    oneshot_started: bool,
+    /// Whether a human can answer questions.
+    can_ask: bool,
+    /// Output goes to a file or pipe: plain `\n` line ends.
+    pub(super) plain_output: bool,
+    provider: Option<Arc<Fallback>>,
+    pub(super) building: Option<oneshot::Receiver<Result<Built, String>>>,
+    pub(super) editing: Option<oneshot::Receiver<Result<String, String>>>,
+    /// A model call waits for the backend to be built.
+    call_pending: bool,
+    history: Vec<Message>,
+    turn: Option<Turn>,
+    system: String,
+    pub(super) stream: Option<EventStream>,
+    pub(super) render: Renderer,
+    spin_at: Option<Instant>,
+    started: Instant,
+    view: View,
+    /// The shell shows a fresh, empty prompt.
+    shell_ready: bool,
+    waiting_run: Option<Proposal>,
+    running: Option<Running>,
+    asking: Option<Asking>,
+    /// The proposal (id, command) whose line is on screen.
+    shown: Option<(String, String)>,
+    keys: KeyDecoder,
+    /// Keys typed while the model was answering: they go to the shell
+    /// when its prompt is back, as type-ahead does in a shell.
+    typeahead: Vec<u8>,
+    last_interrupt: Option<Instant>,
+    /// Commands approved with `a` for the rest of the session.
+    grants: Vec<String>,
+    last_status: i32,
+}
+
+impl std::fmt::Debug for AgentSide {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AgentSide")
+            .field("view", &self.view)
+            .field("turn", &self.turn)
+            .field("streaming", &self.stream.is_some())
+            .field("running", &self.running)
+            .finish_non_exhaustive()
+    }
+}
+
+impl AgentSide {
+    pub(super) fn new(
+        opts: AgentOptions,
+        oneshot: Option<String>,
+        colour: bool,
+        out_tty: bool,
+        stdin_tty: bool,
+        width: u16,
+    ) -> Self {
+        let view = if oneshot.is_some() { View::Hidden } else { View::Shell };
+        Self {
+            opts,
+            can_ask: stdin_tty,
+            plain_output: oneshot.is_some() && !out_tty,
+            oneshot,
+            oneshot_started: false,
+            provider: None,
+            building: None,
+            editing: None,
+            call_pending: false,
+            history: Vec::new(),
+            turn: None,
+            system: String::new(),
+            stream: None,
+            render: Renderer::new(colour, width, out_tty),
+            spin_at: None,
+            started: Instant::now(),
+            view,
+            shell_ready: false,
+            waiting_run: None,
+            running: None,
+            asking: None,
+            shown: None,
+            keys: KeyDecoder::new(),
+            typeahead: Vec::new(),
+            last_interrupt: None,
+            grants: Vec::new(),
+            last_status: 0,
+        }
+    }
+
+    /// Whether the shell's output is routed through the agent.
+    pub(super) fn active(&self) -> bool {
+        self.view != View::Shell
+    }
+
+    /// Whether keystrokes belong to the agent rather than the shell.
+    pub(super) fn takes_keys(&self) -> bool {
+        self.turn.is_some()
+    }
+
+    pub(super) fn oneshot(&self) -> bool {
+        self.oneshot.is_some()
+    }
+
+    pub(super) fn deadline(&self) -> Option<Instant> {
+        [self.spin_at, self.running.as_ref().filter(|r| !r.timed_out).map(|r| r.timeout_at)].into_iter().flatten().min()
+    }
+}
+
+/// The next event of the model's stream (the branch is disabled when
+/// there is none).
+pub(super) async fn next_event(stream: &mut Option<EventStream>) -> Option<Result<StreamEvent, BackendError>> {
+    match stream {
+        Some(s) => s.next().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// The value of a one-shot channel, once.
+pub(super) async fn recv_once<T>(rx: &mut Option<oneshot::Receiver<T>>) -> Option<T> {
+    match rx {
+        Some(r) => {
+            let v = r.await.ok();
+            *rx = None;
+            v
+        }
+        None => std::future::pending().await,
+    }
+}
+
+impl Session {
+    fn show(&mut self, text: &str) {
+        if text.is_empty() {
+            return;
+        }
+        if self.agent.plain_output {
+            let plain = text.replace("\r\n", "\n");
+            self.write_out(plain.as_bytes());
+        } else {
+            self.write_out(text.as_bytes());
+        }
+    }
+
+    pub(super) fn write_err(&mut self, msg: &str) {
+        let line = if self.agent.plain_output { format!("{msg}\n") } else { format!("\r\n{msg}\r\n") };
+        let _ = crate::terminal::write_all(std::os::fd::AsFd::as_fd(&std::io::stderr()), line.as_bytes());
+    }
+
+    /// Starts a turn for an instruction typed at the prompt (or given to
+    /// `-c`).
+    pub(super) fn start_turn(&mut self, text: &str) {
+        if self.agent.turn.is_some() {
+            return;
+        }
+        self.agent.view = View::Hidden;
+        self.agent.render.set_line_start(true);
+        self.agent.started = Instant::now();
+        let snapshot = Snapshot {
+            cwd: self.cwd(),
+            shell: self.shell_name.to_string(),
+            os: Snapshot::os_name(),
+            last_exit: self.state.last_exit(),
+        };
+        self.agent.system = prompt::system_prompt(&snapshot);
+        let history = std::mem::take(&mut self.agent.history);
+        let (turn, effects) = Turn::start(history, prompt::instruction(text), self.agent.opts.limits);
+        self.agent.turn = Some(turn);
+        // The shell still shows the prompt the instruction was typed at.
+        self.agent.shell_ready = true;
+        self.apply(effects);
+    }
+
+    /// The shell's working directory: OSC 7 when the shell reports it,
+    /// else what the kernel says.
+    fn cwd(&self) -> String {
+        if let Some(cwd) = self.state.cwd() {
+            return cwd.to_string();
+        }
+        let link = format!("/proc/{}/cwd", self.pty.pid());
+        std::fs::read_link(link).map(|p| p.display().to_string()).unwrap_or_else(|_| "unknown".into())
+    }
+
+    /// Carries out a turn's effects, and the effects those lead to.
+    fn apply(&mut self, effects: Vec<Effect>) {
+        let mut queue: std::collections::VecDeque<Effect> = effects.into();
+        while let Some(effect) = queue.pop_front() {
+            let more = match effect {
+                Effect::Call => {
+                    self.call();
+                    Vec::new()
+                }
+                Effect::Text(t) => {
+                    let out = self.agent.render.text(&t);
+                    self.show(&out);
+                    Vec::new()
+                }
+                Effect::Thinking(t) => {
+                    let out = self.agent.render.thinking(&t);
+                    self.show(&out);
+                    Vec::new()
+                }
+                Effect::Gate(p) => {
+                    let verdict = self.gate(&p);
+                    self.turn_input(|t| t.verdict(verdict))
+                }
+                Effect::Ask(p, v) => self.ask(&p, &v),
+                Effect::Notice(text) => {
+                    let out = self.agent.render.notice(&text);
+                    self.show(&out);
+                    Vec::new()
+                }
+                Effect::Run(p, v) => {
+                    self.agent.asking = None;
+                    if self.agent.shown.take() != Some((p.id.clone(), p.command.clone())) {
+                        let out = self.agent.render.proposal(&p, &v);
+                        self.show(&out);
+                    }
+                    self.run_command(p);
+                    Vec::new()
+                }
+                Effect::Done(end) => {
+                    self.end_turn(end);
+                    Vec::new()
+                }
+            };
+            queue.extend(more);
+        }
+    }
+
+    fn turn_input(&mut self, f: impl FnOnce(&mut Turn) -> Vec<Effect>) -> Vec<Effect> {
+        match self.agent.turn.as_mut() {
+            Some(t) => f(t),
+            None => Vec::new(),
+        }
+    }
+
+    fn call(&mut self) {
+        self.agent.spin_at = Some(Instant::now());
+        let Some(provider) = self.agent.provider.clone() else {
+            self.agent.call_pending = true;
+            if self.agent.building.is_none() {
+                let notice: ua_backend::provider::FallbackNotice = Arc::new(|failed, err, next| {
+                    let line = format!("\r\nunixagent: {failed} failed ({err}); trying {next}.\r\n");
+                    let _ = crate::terminal::out(line.as_bytes());
+                });
+                self.agent.building = Some(backend::spawn_build(self.agent.opts.backend.clone(), notice));
+            }
+            return;
+        };
+        let Some(turn) = self.agent.turn.as_ref() else { return };
+        let request = Request {
+            system: self.agent.system.clone(),
+            messages: turn.messages().to_vec(),
+            tools: vec![shell_tool()],
+            max_tokens: None,
+        };
+        self.agent.stream = Some(provider.stream(&request));
+    }
+
+    pub(super) fn on_backend_built(&mut self, built: Option<Result<Built, String>>) {
+        let built = built.unwrap_or_else(|| Err("setting up the model backend failed unexpectedly".into()));
+        match built {
+            Ok((provider, warnings)) => {
+                for w in warnings {
+                    let out = self.agent.render.notice(&w);
+                    self.show(&out);
+                }
+                self.agent.provider = Some(provider);
+                if std::mem::take(&mut self.agent.call_pending) {
+                    self.call();
+                }
+            }
+            Err(message) => {
+                self.agent.call_pending = false;
+                let effects = self.turn_input(|t| t.stream_ended(Err(message)));
+                self.apply(effects);
+            }
+        }
+    }
+
+    pub(super) fn on_model_event(&mut self, event: Option<Result<StreamEvent, BackendError>>) {
+        let effects = match event {
+            Some(Ok(ev)) => self.turn_input(|t| t.event(ev)),
+            Some(Err(e)) => {
+                self.agent.stream = None;
+                self.turn_input(|t| t.stream_ended(Err(e.to_string())))
+            }
+            None => {
+                self.agent.stream = None;
+                self.turn_input(|t| t.stream_ended(Ok(())))
+            }
+        };
+        if self.agent.stream.is_none() {
+            self.agent.spin_at = None;
+            let out = self.agent.render.clear();
+            self.show(&out);
+        }
+        self.apply(effects);
+    }
+
+    /// The gate. Until the safety pipeline decides, every command asks,
+    /// except one the user allowed for the session with `a`.
+    fn gate(&mut self, p: &Proposal) -> Verdict {
+        if self.icpt.mode() == ua_term::intercept::Mode::Heuristic {
+            return Verdict {
+                outcome: Outcome::Deny,
+                risk: "unrated".into(),
+                reason: "shell integration is not working in this shell, so unixagent cannot run commands in it".into(),
+                note: None,
+                strong: false,
+            };
+        }
+        if self.agent.grants.iter().any(|g| g == &p.command) {
+            return Verdict {
+                outcome: Outcome::Allow,
+                risk: "granted".into(),
+                reason: "allowed for this session".into(),
+                note: None,
+                strong: false,
+            };
+        }
+        let outcome = if self.agent.can_ask { Outcome::Ask } else { Outcome::Deny };
+        let reason = if self.agent.can_ask {
+            "every command asks".to_string()
+        } else {
+            "approval is needed and there is no terminal to ask on".to_string()
+        };
+        Verdict { outcome, risk: "unrated".into(), reason, note: None, strong: false }
+    }
+
+    fn ask(&mut self, p: &Proposal, v: &Verdict) -> Vec<Effect> {
+        let mut out = self.agent.render.proposal(p, v);
+        out.push_str(&self.agent.render.question(v));
+        self.agent.shown = Some((p.id.clone(), p.command.clone()));
+        self.show(&out);
+        self.agent.asking = Some(if v.strong { Asking::Typed(String::new()) } else { Asking::Key });
+        Vec::new()
+    }
+
+    fn answer(&mut self, answer: Answer) {
+        let out = self.agent.render.hand_over();
+        self.show(&out);
+        let effects = self.turn_input(|t| t.answer(answer));
+        // A Run effect right after an answer must not draw the line again.
+        self.apply(effects);
+    }
+
+    /// Keys while a turn runs.
+    pub(super) fn agent_keys(&mut self, bytes: &[u8]) {
+        if self.agent.running.is_some() {
+            // The command has the terminal: every byte goes to the shell,
+            // so Ctrl+C interrupts it as it would without unixagent.
+            if bytes.contains(&0x03) && self.double_interrupt() {
+                self.send(b"\x03");
+                self.cancel_turn();
+                return;
+            }
+            self.send(bytes);
+            return;
+        }
+        if self.agent.asking.is_none() && self.agent.editing.is_none() {
+            if bytes.contains(&0x03) {
+                self.agent.typeahead.clear();
+                self.cancel_turn();
+            } else {
+                self.agent.typeahead.extend_from_slice(bytes);
+            }
+            return;
+        }
+        let keys = self.agent.keys.decode(bytes);
+        for k in keys {
+            if self.agent.turn.is_none() {
+                break;
+            }
+            self.agent_key(k.key);
+        }
+    }
+
+    fn double_interrupt(&mut self) -> bool {
+        let now = Instant::now();
+        let double = self.agent.last_interrupt.is_some_and(|t| now.duration_since(t) < DOUBLE_INTERRUPT);
+        self.agent.last_interrupt = Some(now);
+        double
+    }
+
+    fn agent_key(&mut self, key: Key) {
+        let Some(asking) = self.agent.asking.take() else {
+            // Streaming or waiting: only Ctrl+C means something.
+            if key == Key::Ctrl('c') {
+                self.cancel_turn();
+            }
+            return;
+        };
+        match (asking, key) {
+            (_, Key::Ctrl('c')) => self.answer(Answer::Quit),
+            (Asking::Key, Key::Char('y' | 'Y')) => {
+                self.show("y");
+                self.answer(Answer::Run)
+            }
+            (Asking::Key, Key::Char('n' | 'N')) => {
+                self.show("n");
+                self.answer(Answer::Skip)
+            }
+            (Asking::Key, Key::Char('q' | 'Q')) => {
+                self.show("q");
+                self.answer(Answer::Quit)
+            }
+            (Asking::Key, Key::Char('a' | 'A')) => {
+                self.show("a");
+                if let Some(p) = self.agent.turn.as_ref().and_then(|t| t.current()) {
+                    let command = p.command.clone();
+                    self.agent.grants.push(command);
+                }
+                self.answer(Answer::Run)
+            }
+            (Asking::Key, Key::Char('e' | 'E')) => {
+                self.show("e");
+                self.edit_current();
+                if self.agent.editing.is_none() {
+                    self.agent.asking = Some(Asking::Key);
+                }
+            }
+            (Asking::Key | Asking::Typed(_), Key::Char('#')) => {
+                self.show("#");
+                self.agent.asking = Some(Asking::Steer(String::new()));
+            }
+            (Asking::Typed(mut typed), Key::Char(c)) => {
+                typed.push(c);
+                self.show(&c.to_string());
+                self.agent.asking = Some(Asking::Typed(typed));
+            }
+            (Asking::Typed(typed), Key::Enter) => match typed.trim() {
+                "yes" => self.answer(Answer::Run),
+                "q" | "quit" => self.answer(Answer::Quit),
+                _ => self.answer(Answer::Skip),
+            },
+            (Asking::Steer(mut text), Key::Char(c)) => {
+                text.push(c);
+                self.show(&c.to_string());
+                self.agent.asking = Some(Asking::Steer(text));
+            }
+            (Asking::Steer(mut text), Key::Backspace) => {
+                if text.pop().is_some() {
+                    self.show("\x08 \x08");
+                    self.agent.asking = Some(Asking::Steer(text));
+                } else {
+                    // Backspacing over the `#` goes back to the question.
+                    self.show("\x08 \x08");
+                    self.agent.asking = Some(Asking::Key);
+                }
+            }
+            (Asking::Steer(text), Key::Enter) => {
+                let text = text.trim().to_string();
+                if text.is_empty() {
+                    self.agent.asking = Some(Asking::Key);
+                } else {
+                    self.answer(Answer::Steer(text));
+                }
+            }
+            (Asking::Typed(mut typed), Key::Backspace) => {
+                if typed.pop().is_some() {
+                    self.show("\x08 \x08");
+                }
+                self.agent.asking = Some(Asking::Typed(typed));
+            }
+            (asking, _) => self.agent.asking = Some(asking),
+        }
+    }
+
+    /// Opens the proposal in `$VISUAL` / `$EDITOR` (like `git commit`).
+    fn edit_current(&mut self) {
+        let Some(command) = self.agent.turn.as_ref().and_then(|t| t.current()).map(|p| p.command.clone()) else {
+            return;
+        };
+        let out = self.agent.render.hand_over();
+        self.show(&out);
+        match crate::editor::spawn(&command) {
+            Ok(rx) => self.agent.editing = Some(rx),
+            Err(e) => {
+                let out = self.agent.render.error(&e);
+                self.show(&out);
+            }
+        }
+    }
+
+    pub(super) fn on_edited(&mut self, edited: Option<Result<String, String>>) {
+        crate::keyboard::resume();
+        let _ = crossterm::terminal::enable_raw_mode();
+        match edited {
+            Some(Ok(command)) if !command.trim().is_empty() => {
+                self.agent.asking = Some(Asking::Key);
+                self.answer(Answer::Edit(command.trim().to_string()));
+            }
+            Some(Ok(_)) => {
+                self.agent.asking = Some(Asking::Key);
+                self.answer(Answer::Skip);
+            }
+            Some(Err(e)) => {
+                let out = self.agent.render.error(&e);
+                self.show(&out);
+                self.agent.asking = Some(Asking::Key);
+                let again = self.agent.render.question(&self.current_verdict());
+                self.show(&again);
+            }
+            None => {
+                self.agent.asking = Some(Asking::Key);
+                self.answer(Answer::Skip);
+            }
+        }
+    }
+
+    fn current_verdict(&self) -> Verdict {
+        Verdict { outcome: Outcome::Ask, risk: String::new(), reason: String::new(), note: None, strong: false }
+    }
+
+    fn cancel_turn(&mut self) {
+        self.agent.stream = None;
+        self.agent.call_pending = false;
+        self.agent.asking = None;
+        let effects = self.turn_input(|t| t.cancel());
+        self.apply(effects);
+    }
+
+    /// Types an approved command into the shell, or waits for its prompt.
+    fn run_command(&mut self, p: Proposal) {
+        if p.command.trim().is_empty() {
+            let effects = self.turn_input(|t| t.command_done(0, "(empty command: nothing ran)".into()));
+            self.apply(effects);
+            return;
+        }
+        if !self.agent.shell_ready {
+            self.agent.waiting_run = Some(p);
+            return;
+        }
+        self.agent.shell_ready = false;
+        let mut line = Vec::new();
+        if p.command.contains('\n') {
+            // A bracketed paste keeps a multi-line command one command line.
+            line.extend_from_slice(b"\x1b[200~");
+            line.extend_from_slice(p.command.as_bytes());
+            line.extend_from_slice(b"\x1b[201~");
+        } else {
+            line.extend_from_slice(p.command.as_bytes());
+        }
+        line.push(b'\r');
+        self.agent.running = Some(Running {
+            proposal: p,
+            capture: Capture::new(self.agent.opts.output_cap),
+            before_start: Vec::new(),
+            started: false,
+            timeout_at: Instant::now() + self.agent.opts.command_timeout,
+            timed_out: false,
+        });
+        self.state.line_ended();
+        self.send(&line);
+    }
+
+    /// A fresh prompt: a waiting command can be typed, a command that
+    /// never started (a syntax error) is over.
+    pub(super) fn on_fresh_prompt(&mut self) {
+        if self.agent.oneshot.is_some() && !self.agent.oneshot_started && self.agent.turn.is_none() {
+            self.agent.oneshot_started = true;
+            let text = self.agent.oneshot.clone().unwrap_or_default();
+            self.start_turn(&text);
+            return;
+        }
+        if self.agent.turn.is_none() {
+            if !self.agent.typeahead.is_empty() && self.agent.view == View::Shell {
+                let keys = std::mem::take(&mut self.agent.typeahead);
+                self.on_input(&keys);
+            }
+            return;
+        }
+        self.agent.shell_ready = true;
+        if let Some(r) = self.agent.running.take_if(|r| !r.started) {
+            // The line never ran: report what the shell said about it.
+            let said = crate::agent::capture::plain_text(&r.before_start);
+            let said: String = said.replace("\r\n", "\n").lines().skip(1).collect::<Vec<_>>().join("\n");
+            let out = self.agent.render.text(&format!("{said}\n"));
+            self.show(&out);
+            let code = self.state.last_exit().unwrap_or(0);
+            let effects = self.turn_input(|t| t.command_done(code, said));
+            self.apply(effects);
+            return;
+        }
+        if let Some(p) = self.agent.waiting_run.take() {
+            self.run_command(p);
+        }
+    }
+
+    /// Shell output while the agent routes it.
+    pub(super) fn on_output_in_turn(&mut self, bytes: &[u8]) {
+        let mut events = std::mem::take(&mut self.events_at);
+        self.scanner.feed_at(bytes, |end, e| events.push((end, e)));
+        let mut pos = 0;
+        for (end, e) in events.drain(..) {
+            self.route(&bytes[pos..end]);
+            pos = end;
+            self.on_marker(&e);
+        }
+        self.events_at = events;
+        self.route(&bytes[pos..]);
+    }
+
+    fn route(&mut self, bytes: &[u8]) {
+        if bytes.is_empty() {
+            return;
+        }
+        match self.agent.view {
+            View::Shell => {
+                self.write_out(bytes);
+                self.tail.feed(bytes);
+            }
+            View::Command => {
+                if let Some(r) = self.agent.running.as_mut() {
+                    r.capture.push(bytes);
+                }
+                if self.agent.plain_output {
+                    let plain: Vec<u8> = bytes.iter().copied().filter(|&b| b != b'\r').collect();
+                    self.write_out(&plain);
+                } else {
+                    self.write_out(bytes);
+                }
+                // Markers are invisible: the cursor is where the last
+                // printed character left it.
+                let text = crate::agent::capture::plain_text(bytes);
+                if let Some(last) = text.chars().last() {
+                    self.agent.render.set_line_start(last == '\n');
+                }
+            }
+            View::Hidden | View::UntilPrompt => {
+                if let Some(r) = self.agent.running.as_mut().filter(|r| !r.started && r.before_start.len() < 64 * 1024)
+                {
+                    r.before_start.extend_from_slice(bytes);
+                }
+            }
+        }
+    }
+
+    fn on_marker(&mut self, e: &ShellEvent) {
+        let transition = self.state.apply(e);
+        match transition {
+            Transition::IntegrationConfirmed => {
+                self.integration_deadline = None;
+                self.scripts = None;
+                self.icpt.set_mode(ua_term::intercept::Mode::Markers);
+            }
+            Transition::FreshInput => {
+                self.icpt.fresh_prompt();
+                self.on_fresh_prompt();
+            }
+            Transition::RedrawnInput => self.icpt.redrawn_prompt(),
+            Transition::CommandStarted => {
+                self.icpt.left_prompt();
+                if let Some(r) = self.agent.running.as_mut().filter(|r| !r.started) {
+                    r.started = true;
+                    self.agent.view = View::Command;
+                }
+            }
+            Transition::CommandFinished(code) => {
+                if self.agent.view == View::Command {
+                    self.agent.view = View::Hidden;
+                    self.command_finished(code.unwrap_or(0));
+                }
+            }
+            Transition::CwdChanged | Transition::None => {}
+        }
+        if *e == ShellEvent::PromptStart && self.agent.view == View::UntilPrompt {
+            // The turn left the cursor at the start of a line, where the
+            // prompt is drawn now.
+            self.agent.view = View::Shell;
+            self.tail = ua_term::column::LineTail::new();
+        }
+    }
+
+    fn command_finished(&mut self, code: i32) {
+        let Some(r) = self.agent.running.take() else { return };
+        let out = self.agent.render.hand_over();
+        self.show(&out);
+        let mut output = r.capture.text(r.proposal.mode);
+        if r.timed_out {
+            let secs = self.agent.opts.command_timeout.as_secs();
+            output.push_str(&format!("\n[interrupted by unixagent: still running after {secs} s]"));
+        }
+        self.agent.last_status = code;
+        let effects = self.turn_input(|t| t.command_done(code, output));
+        self.apply(effects);
+    }
+
+    pub(super) fn agent_deadlines(&mut self, now: Instant) {
+        if self.agent.spin_at.is_some_and(|d| d <= now) {
+            let out = self.agent.render.spin();
+            self.show(&out);
+            self.agent.spin_at = Some(now + SPINNER_FRAME);
+        }
+        if let Some(r) = self.agent.running.as_mut().filter(|r| !r.timed_out && r.timeout_at <= now) {
+            r.timed_out = true;
+            // As if the user pressed Ctrl+C: the shell's foreground job
+            // gets SIGINT.
+            self.send(b"\x03");
+        }
+    }
+
+    fn end_turn(&mut self, end: End) {
+        self.agent.spin_at = None;
+        self.agent.stream = None;
+        self.agent.asking = None;
+        self.agent.waiting_run = None;
+        let Some(turn) = self.agent.turn.take() else { return };
+        let mut out = String::new();
+        match &end {
+            End::Failed(message) => out.push_str(&self.agent.render.error(message)),
+            End::StepLimit => {
+                out.push_str(&self.agent.render.notice(&format!(
+                    "stopped: this turn ran {} commands, its limit",
+                    self.agent.opts.limits.max_steps
+                )))
+            }
+            End::Answered | End::Stopped => {}
+        }
+        let elapsed = self.agent.started.elapsed();
+        out.push_str(&self.agent.render.footer(&turn.usage(), turn.steps(), elapsed));
+        self.show(&out);
+        let status = match end {
+            End::Failed(_) if turn.steps() == 0 => 1,
+            _ => turn.last_exit().unwrap_or(0),
+        };
+        self.agent.history = turn.into_messages();
+        if self.agent.oneshot.is_some() {
+            self.exit_now = Some(status);
+            return;
+        }
+        // Ask the shell for a fresh prompt: an empty line runs nothing
+        // and keeps `$?`. A command still running draws one when it ends.
+        self.agent.view = if self.state.integrated() { View::UntilPrompt } else { View::Shell };
+        if self.agent.running.take().is_none() && self.agent.shell_ready {
+            self.state.line_ended();
+            self.send(b"\r");
+        }
+    }
+}

@@ -1,0 +1,328 @@
+//! The agent in the shell: instructions go to a fake model on loopback,
+//! its commands are approved with a keystroke and run in the real shell,
+//! and what they printed goes back to the model.
+
+use std::time::Duration;
+
+use serde_json::Value;
+use ua_testkit::provider::{FakeProvider, Scenario};
+
+use crate::support::*;
+
+const WAIT: Duration = Duration::from_secs(20);
+
+/// A fake model playing `scenario` (TOML, as in demo/scenarios).
+pub fn model(scenario: &str) -> FakeProvider {
+    FakeProvider::start(Scenario::from_toml(scenario).expect("scenario")).expect("fake provider")
+}
+
+/// unixagent over `shell`, talking to `server` (instead of the home's model) in the Anthropic format.
+pub fn start_with(home: &Home, shell: &str, server: &FakeProvider) -> Term {
+    let t = home
+        .spawn(shell)
+        .env("ANTHROPIC_BASE_URL", server.base_url())
+        .env("ANTHROPIC_API_KEY", "test-key")
+        .env("OPENAI_API_KEY", "")
+        .start();
+    wait_prompt(&t, 1);
+    t
+}
+
+/// The messages of request `i` as the server received them.
+pub fn messages(server: &FakeProvider, i: usize) -> Vec<Value> {
+    let reqs = server.wait_until(WAIT, |r| r.len() > i).expect("the request arrives");
+    reqs[i].json()["messages"].as_array().cloned().unwrap_or_default()
+}
+
+/// Every tool_result block in a request's messages, as (text, is_error).
+pub fn tool_results(messages: &[Value]) -> Vec<(String, bool)> {
+    let mut out = Vec::new();
+    for m in messages {
+        for b in m["content"].as_array().into_iter().flatten() {
+            if b["type"] == "tool_result" {
+                let text = match &b["content"] {
+                    Value::String(s) => s.clone(),
+                    Value::Array(parts) => {
+                        parts.iter().filter_map(|p| p["text"].as_str()).collect::<Vec<_>>().join("\n")
+                    }
+                    _ => String::new(),
+                };
+                out.push((text, b["is_error"].as_bool().unwrap_or(false)));
+            }
+        }
+    }
+    out
+}
+
+const RUN_ONE: &str = r#"
+[[turn]]
+text = ["I'll run ", "a command."]
+tool_calls = [{ name = "shell", input = { command = "echo agent-ran-$((6*7))" } }]
+usage = { input = 1200, output = 40 }
+
+[[turn]]
+text = "All done: it printed the answer."
+usage = { input = 1300, output = 20 }
+"#;
+
+#[test]
+fn an_approved_command_runs_in_the_shell_and_its_output_goes_back() {
+    for shell in ["bash", "zsh"] {
+        let home = Home::new();
+        let server = model(RUN_ONE);
+        let mut t = start_with(&home, shell, &server);
+        t.send("# show me the answer\r");
+        t.wait_text("I'll run a command.");
+        t.wait_text("❯ echo agent-ran-$((6*7))");
+        t.wait_text("[y] run");
+        let n = prompts(&t);
+        t.send("y");
+        t.wait_text("agent-ran-42");
+        t.wait_text("All done: it printed the answer.");
+        t.wait_text("1 cmd");
+        wait_prompt(&t, n + 1);
+
+        // The first request carried the instruction; the second the real
+        // output and exit status of the command as a tool result.
+        let first = messages(&server, 0);
+        assert!(first[0].to_string().contains("show me the answer"), "{shell}: {first:?}");
+        let second = messages(&server, 1);
+        let results = tool_results(&second);
+        assert_eq!(results.len(), 1, "{shell}: {second:?}");
+        assert!(results[0].0.contains("agent-ran-42"), "{shell}: {results:?}");
+        assert!(results[0].0.contains("[exit status 0]"), "{shell}: {results:?}");
+        assert!(!results[0].0.contains("echo agent-ran"), "{shell}: the echo of the command leaked: {results:?}");
+        assert!(!results[0].1);
+
+        // The command is shown once (the proposal line), not echoed again,
+        // and the shell is back, intact.
+        let screen = t.screen_text();
+        assert_eq!(screen.matches("echo agent-ran").count(), 1, "{shell}:\n{screen}");
+        run(&mut t, "echo after-$((1+1))");
+        t.wait_text("after-2");
+    }
+}
+
+const RUN_TWO_FAIL_FIRST: &str = r#"
+[[turn]]
+text = "Two steps."
+tool_calls = [
+  { name = "shell", input = { command = "ls /nonexistent-dir-for-test" } },
+  { name = "shell", input = { command = "echo second-step" } },
+]
+
+[[turn]]
+text = "The first step failed."
+"#;
+
+#[test]
+fn a_failing_command_stops_the_queue_and_the_model_hears_why() {
+    let home = Home::new();
+    let server = model(RUN_TWO_FAIL_FIRST);
+    let mut t = start_with(&home, "bash", &server);
+    t.send("# two steps\r");
+    t.wait_text("❯ ls /nonexistent-dir-for-test");
+    let n = prompts(&t);
+    t.send("y");
+    t.wait_text("The first step failed.");
+    wait_prompt(&t, n + 1);
+    let results = tool_results(&messages(&server, 1));
+    assert_eq!(results.len(), 2, "{results:?}");
+    assert!(
+        results[0].0.contains("No such file or directory") && results[0].0.contains("[exit status 2]"),
+        "{results:?}"
+    );
+    assert!(results[0].1);
+    assert!(results[1].0.contains("earlier command failed"), "{results:?}");
+    assert!(!t.screen_text().contains("second-step"));
+}
+
+const ASK_THEN_ANSWER: &str = r#"
+[[turn]]
+text = "Proposing."
+tool_calls = [{ name = "shell", input = { command = "touch should-not-exist" } }]
+
+[[turn]]
+text = "Understood."
+"#;
+
+#[test]
+fn skip_and_quit_do_not_run_the_command_and_tell_the_model() {
+    for (key, expect) in [("n", "skipped"), ("q", "ended the turn")] {
+        let home = Home::new();
+        let server = model(ASK_THEN_ANSWER);
+        let mut t = start_with(&home, "bash", &server);
+        t.send("# make a file\r");
+        t.wait_text("[y] run");
+        let n = prompts(&t);
+        t.send(key);
+        wait_prompt(&t, n + 1);
+        assert!(!home.path().join("should-not-exist").exists(), "{key}");
+        if key == "n" {
+            // Skip goes back to the model, which answers.
+            t.wait_text("Understood.");
+            let results = tool_results(&messages(&server, 1));
+            assert!(results[0].0.contains(expect), "{results:?}");
+        } else {
+            // Quit ends the turn: no second call, and the next instruction
+            // carries the answer to the unrun call.
+            assert_eq!(server.request_count(), 1);
+            let n = prompts(&t);
+            t.send("# again\r");
+            t.wait_text("Understood.");
+            wait_prompt(&t, n + 1);
+            let results = tool_results(&messages(&server, 1));
+            assert!(results[0].0.contains(expect), "{results:?}");
+        }
+        run(&mut t, "echo still-here");
+        t.wait_text("still-here");
+    }
+}
+
+const EDITABLE: &str = r#"
+[[turn]]
+text = "Proposing."
+tool_calls = [{ name = "shell", input = { command = "echo original-command" } }]
+
+[[turn]]
+text = "Edited and ran."
+"#;
+
+#[test]
+fn edit_runs_what_the_editor_saved() {
+    let home = Home::new();
+    // An "editor" that rewrites the command file, as a person would.
+    home.write("bin/fake-editor", "#!/bin/sh\nprintf 'echo edited-%s\\n' \"$((40+2))\" > \"$1\"\n");
+    let editor = home.path().join("bin/fake-editor");
+    std::fs::set_permissions(&editor, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let server = model(EDITABLE);
+    let mut t = home
+        .spawn("bash")
+        .env("ANTHROPIC_BASE_URL", server.base_url())
+        .env("ANTHROPIC_API_KEY", "test-key")
+        .env("EDITOR", &editor)
+        .env("VISUAL", "")
+        .start();
+    wait_prompt(&t, 1);
+    t.send("# edit it\r");
+    t.wait_text("[y] run");
+    t.send("e");
+    // The edited command is proposed again and asks again.
+    t.wait_text("❯ echo edited-42");
+    t.wait_for("second question", |s| s.text().matches("[y] run").count() >= 2);
+    t.send("y");
+    t.wait_text("Edited and ran.");
+    let results = tool_results(&messages(&server, 1));
+    assert!(results[0].0.contains("edited-42"), "{results:?}");
+    assert!(!t.screen_text().contains("original-command\r\noriginal"));
+}
+
+const STEERABLE: &str = r#"
+[[turn]]
+text = "Deleting everything."
+tool_calls = [{ name = "shell", input = { command = "rm -f important.txt" } }]
+
+[[turn]]
+text = "Keeping it, then."
+"#;
+
+#[test]
+fn steering_at_a_question_sends_new_directions() {
+    let home = Home::new();
+    home.write("important.txt", "keep me");
+    let server = model(STEERABLE);
+    let mut t = start_with(&home, "zsh", &server);
+    t.send("# tidy up\r");
+    t.wait_text("[y] run");
+    t.send("# keep important.txt\r");
+    t.wait_text("Keeping it, then.");
+    assert!(home.path().join("important.txt").exists());
+    let second = messages(&server, 1);
+    let last = second.last().unwrap().to_string();
+    assert!(last.contains("keep important.txt"), "{last}");
+    assert!(tool_results(&second)[0].0.contains("new directions"));
+}
+
+const SLOW: &str = r#"
+[[turn]]
+text = ["Thinking ", "about ", "it"]
+delay_ms = 400
+hold = true
+"#;
+
+#[test]
+fn ctrl_c_while_streaming_ends_the_request_and_gives_the_prompt_back() {
+    let home = Home::new();
+    let server = model(SLOW);
+    let mut t = start_with(&home, "bash", &server);
+    t.send("# take your time\r");
+    t.wait_text("Thinking");
+    let n = prompts(&t);
+    t.send("\x03");
+    wait_prompt(&t, n + 1);
+    let end = server.wait_for_end(0, WAIT).expect("the request ends");
+    assert_eq!(end, ua_testkit::provider::RequestEnd::ClientDisconnected);
+    run(&mut t, "echo usable");
+    t.wait_text("usable");
+}
+
+const LONG_COMMAND: &str = r#"
+[[turn]]
+text = "Sleeping."
+tool_calls = [{ name = "shell", input = { command = "echo begun-$((1+1)); sleep 131; echo woke" } }]
+
+[[turn]]
+text = "It was interrupted."
+"#;
+
+#[test]
+fn ctrl_c_while_a_command_runs_interrupts_it_like_the_shell_would() {
+    let home = Home::new();
+    let server = model(LONG_COMMAND);
+    let mut t = start_with(&home, "bash", &server);
+    t.send("# sleep\r");
+    t.wait_text("[y] run");
+    t.send("y");
+    t.wait_text("begun-2");
+    crate::proxy::wait_foreground("sleep 131");
+    t.send("\x03");
+    t.wait_text("It was interrupted.");
+    let results = tool_results(&messages(&server, 1));
+    assert!(results[0].0.contains("[exit status 130]"), "{results:?}");
+    assert!(!results[0].0.contains("woke"), "{results:?}");
+}
+
+const BROKEN: &str = r#"
+[[turn]]
+status = 529
+body = '{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}'
+repeat = false
+"#;
+
+#[test]
+fn a_provider_error_is_one_line_and_the_shell_stays_usable() {
+    let home = Home::new();
+    let scenario = Scenario::from_toml(BROKEN.replace("repeat = false\n", "").as_str()).unwrap();
+    let server = FakeProvider::start(Scenario { repeat: true, ..scenario }).unwrap();
+    let mut t = start_with(&home, "bash", &server);
+    t.send("# anything\r");
+    t.wait_for("error line", |s| s.text().contains("unixagent:") && s.text().to_lowercase().contains("overload"));
+    wait_prompt(&t, 2);
+    run(&mut t, "echo fine");
+    t.wait_text("fine");
+}
+
+#[test]
+fn secrets_printed_in_the_terminal_are_not_sent() {
+    // The model only ever sees command output it asked for; what the user
+    // printed before stays on their screen.
+    let home = Home::new();
+    let server = model("[[turn]]\ntext = \"ok\"\n");
+    let mut t = start_with(&home, "bash", &server);
+    run(&mut t, "echo AKIAIOSFODNN7EXAMPLE sk-ant-api03-secretsecretsecret");
+    t.send("# what did I print?\r");
+    t.wait_text("ok");
+    let body = String::from_utf8_lossy(&server.requests()[0].body).to_string();
+    assert!(!body.contains("AKIAIOSFODNN7EXAMPLE"), "{body}");
+    assert!(!body.contains("sk-ant-api03-secretsecretsecret"), "{body}");
+}
