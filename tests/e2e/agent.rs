@@ -90,7 +90,7 @@ fn an_approved_command_runs_in_the_shell_and_its_output_goes_back() {
         let results = tool_results(&second);
         assert_eq!(results.len(), 1, "{shell}: {second:?}");
         assert!(results[0].0.contains("agent-ran-42"), "{shell}: {results:?}");
-        assert!(results[0].0.contains("[exit status 0]"), "{shell}: {results:?}");
+        assert!(results[0].0.contains("exit status: 0"), "{shell}: {results:?}");
         assert!(!results[0].0.contains("echo agent-ran"), "{shell}: the echo of the command leaked: {results:?}");
         assert!(!results[0].1);
 
@@ -129,7 +129,7 @@ fn a_failing_command_stops_the_queue_and_the_model_hears_why() {
     let results = tool_results(&messages(&server, 1));
     assert_eq!(results.len(), 2, "{results:?}");
     assert!(
-        results[0].0.contains("No such file or directory") && results[0].0.contains("[exit status 2]"),
+        results[0].0.contains("No such file or directory") && results[0].0.contains("exit status: 2"),
         "{results:?}"
     );
     assert!(results[0].1);
@@ -288,7 +288,7 @@ fn ctrl_c_while_a_command_runs_interrupts_it_like_the_shell_would() {
     t.send("\x03");
     t.wait_text("It was interrupted.");
     let results = tool_results(&messages(&server, 1));
-    assert!(results[0].0.contains("[exit status 130]"), "{results:?}");
+    assert!(results[0].0.contains("exit status: 130"), "{results:?}");
     assert!(!results[0].0.contains("woke"), "{results:?}");
 }
 
@@ -325,4 +325,60 @@ fn secrets_printed_in_the_terminal_are_not_sent() {
     let body = String::from_utf8_lossy(&server.requests()[0].body).to_string();
     assert!(!body.contains("AKIAIOSFODNN7EXAMPLE"), "{body}");
     assert!(!body.contains("sk-ant-api03-secretsecretsecret"), "{body}");
+}
+
+#[test]
+fn the_model_sees_what_the_user_ran_scrubbed_and_the_journal_rebuilds_every_call() {
+    let home = Home::new();
+    let server = model(RUN_ONE);
+    let mut t = start_with(&home, "bash", &server);
+    run(&mut t, "echo user-did-$((2+3)); echo token=ghp_abcdefghijklmnopqrstuvwxyz0123456789");
+    t.send("# what now\r");
+    t.wait_text("[y] run");
+    t.send("y");
+    t.wait_text("All done");
+    let reqs = server.wait_until(WAIT, |r| r.len() >= 2).unwrap();
+    let system = |i: usize| -> String {
+        match &reqs[i].json()["system"] {
+            Value::String(s) => s.clone(),
+            Value::Array(blocks) => blocks.iter().filter_map(|b| b["text"].as_str()).collect::<Vec<_>>().join(""),
+            _ => String::new(),
+        }
+    };
+    let sys = system(0);
+    assert!(sys.contains("user-did-5"), "{sys}");
+    assert!(sys.contains("exit 0"), "{sys}");
+    assert!(!sys.contains("ghp_abcdefghijklmnopqrstuvwxyz0123456789"), "{sys}");
+    assert!(sys.contains("[REDACTED"), "{sys}");
+
+    // The journal holds every call exactly as sent.
+    let sessions = home.path().join(".local/share/unixagent/sessions");
+    let dir = std::fs::read_dir(&sessions).unwrap().flatten().next().unwrap().path();
+    let contents = ua_store::journal::read_journal(&dir.join("journal.jsonl")).unwrap();
+    let entries: Vec<_> = contents.entries().cloned().collect();
+    for (i, call) in [(1u32, 1u32), (1, 2)].into_iter().enumerate() {
+        let rebuilt = ua_store::rebuild::reconstruct_call(entries.iter(), call.0, call.1).expect("call in journal");
+        assert_eq!(rebuilt.system, system(i), "call {call:?}");
+        let sent = reqs[i].json()["messages"].as_array().unwrap().len();
+        assert_eq!(rebuilt.messages.len(), sent, "call {call:?}");
+    }
+    let kinds: Vec<String> = entries
+        .iter()
+        .map(|e| serde_json::to_value(e).unwrap()["type"].as_str().unwrap_or_default().to_string())
+        .collect();
+    for kind in [
+        "session_start",
+        "user_command",
+        "instruction",
+        "model_request",
+        "model_response",
+        "decision",
+        "tool_result",
+        "turn_end",
+    ] {
+        assert!(kinds.iter().any(|k| k == kind), "no {kind} in {kinds:?}");
+    }
+    // The shell knows where its journal is.
+    run(&mut t, "echo journal=$UNIXAGENT_JOURNAL");
+    t.wait_text(&format!("journal={}", dir.join("journal.jsonl").display()));
 }

@@ -8,6 +8,8 @@
 //! - [`event`]: what a streaming model call yields, already decoded from
 //!   any wire format, and [`event::TurnBuilder`] which folds those events
 //!   back into an assistant [`conversation::Message`].
+//! - [`journal`]: the lines of a session journal, from which every model
+//!   call can be rebuilt exactly.
 //! - [`tool`]: the single `shell` tool the model is given, its input, and the
 //!   pure `output_mode = "final"` filter.
 //!
@@ -31,4 +33,5 @@
 
 pub mod conversation;
 pub mod event;
+pub mod journal;
 pub mod tool;

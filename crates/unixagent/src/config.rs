@@ -17,8 +17,9 @@ pub struct Config {
     pub shell: ShellConfig,
     /// Sections read by parts of unixagent that load them themselves; kept
     /// here so they are not reported as unknown.
+    pub agent: AgentConfig,
+    pub context: ContextConfig,
     pub backend: Option<toml::Table>,
-    pub context: Option<toml::Table>,
     pub policy: Option<toml::Table>,
     pub judge: Option<toml::Table>,
     pub journal: Option<toml::Table>,
@@ -42,6 +43,46 @@ pub struct ShellConfig {
 impl Default for ShellConfig {
     fn default() -> Self {
         Self { command: None, integration: true, integration_timeout_ms: 5000, confirm_mode: None }
+    }
+}
+
+/// How agent turns run.
+#[derive(Debug, Deserialize)]
+#[serde(default)]
+pub struct AgentConfig {
+    /// A command still running after this many seconds is interrupted.
+    pub command_timeout_secs: u64,
+    /// Output kept per command for the model, in bytes.
+    pub output_cap_bytes: usize,
+    /// Commands one turn may run.
+    pub max_steps: usize,
+}
+
+impl Default for AgentConfig {
+    fn default() -> Self {
+        Self { command_timeout_secs: 300, output_cap_bytes: 1024 * 1024, max_steps: 50 }
+    }
+}
+
+/// What the model is told about the user's terminal.
+#[derive(Debug, Deserialize)]
+#[serde(default)]
+pub struct ContextConfig {
+    /// Environment variables (names or globs like `LC_*`) the model may
+    /// see. Names that look like secrets are never sent, whatever this says.
+    pub include_env: Vec<String>,
+    /// Lines of recent terminal output sent with an instruction.
+    pub terminal_lines: usize,
+}
+
+impl Default for ContextConfig {
+    fn default() -> Self {
+        Self {
+            include_env: ["LANG", "LC_*", "TERM", "EDITOR", "VIRTUAL_ENV", "CONDA_DEFAULT_ENV"]
+                .map(String::from)
+                .to_vec(),
+            terminal_lines: 50,
+        }
     }
 }
 
@@ -126,6 +167,11 @@ mod tests {
     fn defaults_and_values() {
         let (c, w) = p("").unwrap();
         assert!(c.shell.integration && c.shell.command.is_none() && w.is_empty());
+        assert_eq!(c.agent.command_timeout_secs, 300);
+        assert_eq!(c.context.terminal_lines, 50);
+        let (c, _) = p("[agent]\ncommand_timeout_secs = 2\n[context]\ninclude_env = [\"FOO\"]\n").unwrap();
+        assert_eq!(c.agent.command_timeout_secs, 2);
+        assert_eq!(c.context.include_env, vec!["FOO"]);
         let (c, w) = p("[shell]\ncommand = \"/bin/zsh\"\nintegration = false\n[backend]\ndefault = \"x\"\n").unwrap();
         assert_eq!(c.shell.command.as_deref(), Some(Path::new("/bin/zsh")));
         assert!(!c.shell.integration);

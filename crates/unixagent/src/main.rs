@@ -68,9 +68,11 @@ fn run(cli: cli::Cli, login_by_name: bool) -> anyhow::Result<i32> {
             backend: cli.backend.clone(),
             model: cli.model.clone(),
         },
-        limits: agent::turn::Limits::default(),
-        command_timeout: Duration::from_secs(300),
-        output_cap: agent::capture::DEFAULT_CAP,
+        limits: agent::turn::Limits { max_steps: cfg.agent.max_steps.max(1) },
+        command_timeout: Duration::from_secs(cfg.agent.command_timeout_secs.max(1)),
+        output_cap: cfg.agent.output_cap_bytes.max(1024),
+        include_env: cfg.context.include_env.clone(),
+        terminal_lines: cfg.context.terminal_lines,
     };
     if let Some(string) = &cli.command {
         if is_instruction(string) {

@@ -8,10 +8,8 @@
 //! stripped survives) and, in `final` mode, carriage-return overwrites
 //! collapsed to what the screen finally showed.
 
+use ua_context::clean::strip_escapes as plain_text;
 use ua_protocol::tool::{OutputMode, apply_output_mode};
-
-/// Output kept per command unless configured otherwise.
-pub const DEFAULT_CAP: usize = 1024 * 1024;
 
 /// A bounded capture of one command's output.
 #[derive(Debug)]
@@ -46,7 +44,6 @@ impl Capture {
     }
 
     /// Whether anything was cut from the middle.
-    #[cfg(test)]
     pub fn truncated(&self) -> bool {
         self.cut > 0 || self.tail.len() > self.tail_cap
     }
@@ -73,29 +70,11 @@ impl Capture {
     }
 }
 
-/// Terminal output as text: printable characters, tabs, line ends,
-/// carriage returns and backspaces; every escape sequence removed.
-pub fn plain_text(bytes: &[u8]) -> String {
-    struct Collect(String);
-    impl vte::Perform for Collect {
-        fn print(&mut self, c: char) {
-            self.0.push(c);
-        }
-        fn execute(&mut self, byte: u8) {
-            if matches!(byte, b'\n' | b'\r' | b'\t' | 0x08) {
-                self.0.push(char::from(byte));
-            }
-        }
-    }
-    let mut parser = vte::Parser::new();
-    let mut out = Collect(String::with_capacity(bytes.len()));
-    parser.advance(&mut out, bytes);
-    out.0
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const DEFAULT_CAP: usize = 1024 * 1024;
 
     #[test]
     fn escapes_are_removed_and_text_kept() {

@@ -4,11 +4,9 @@
 //! - [`turn`]: one turn as a pure state machine (no I/O).
 //! - [`backend`]: the model provider chain, built from config on first use.
 //! - [`render`]: how the turn looks on the terminal.
-//! - [`prompt`]: the system prompt and the context sent with an instruction.
 //! - [`capture`]: a command's output between its 133;C and 133;D markers.
 
 pub mod backend;
 pub mod capture;
-pub mod prompt;
 pub mod render;
 pub mod turn;

@@ -17,6 +17,7 @@
 use std::collections::VecDeque;
 
 use ua_protocol::conversation::{Block, Message, Role, ToolResult, ToolUse};
+
 use ua_protocol::event::{StopReason, StreamEvent, TurnBuilder, Usage};
 use ua_protocol::tool::{OutputMode, ShellInput};
 
@@ -326,18 +327,14 @@ impl Turn {
         }
     }
 
-    /// The command typed by [`Effect::Run`] finished. `output` is what it
-    /// printed, already capped and filtered for its output mode.
-    pub fn command_done(&mut self, exit: i32, output: String) -> Vec<Effect> {
+    /// The command typed by [`Effect::Run`] finished with `exit`. `result`
+    /// is the tool result's text as the model should read it (status and
+    /// output, capped, scrubbed and framed by the caller).
+    pub fn command_done(&mut self, exit: i32, result: String) -> Vec<Effect> {
         let Phase::Running(p) = &self.phase else { return Vec::new() };
         let id = p.id.clone();
         self.last_exit = Some(exit);
-        let mut text = output;
-        if !text.is_empty() && !text.ends_with('\n') {
-            text.push('\n');
-        }
-        text.push_str(&format!("[exit status {exit}]"));
-        let mut result = ToolResult::text(id, text);
+        let mut result = ToolResult::text(id, result);
         result.is_error = exit != 0;
         self.results.push(result);
         if exit != 0 {
@@ -438,16 +435,15 @@ impl Turn {
         }
     }
 
-    /// Adds user content, merged into the last message when that is the
-    /// user's too: providers want roles to alternate.
+    /// Adds a user message. Messages are only ever appended, never
+    /// changed, so the journal can rebuild every call by folding; two user
+    /// messages in a row (an instruction after a stopped turn) are
+    /// accepted by every provider, which read them as one turn.
     fn push_user(&mut self, content: Vec<Block>) {
         if content.is_empty() {
             return;
         }
-        match self.messages.last_mut() {
-            Some(last) if last.role == Role::User => last.content.extend(content),
-            _ => self.messages.push(Message { role: Role::User, content }),
-        }
+        self.messages.push(Message { role: Role::User, content });
     }
 }
 

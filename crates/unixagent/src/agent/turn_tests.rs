@@ -69,7 +69,7 @@ fn assert_valid(messages: &[Message]) {
         assert_eq!(answered, wanted, "message {i}'s tool calls are not all answered");
     }
     for pair in messages.windows(2) {
-        assert_ne!(pair[0].role, pair[1].role, "roles must alternate");
+        assert!(!(pair[0].role == Role::Assistant && pair[1].role == Role::Assistant), "two model answers in a row");
     }
 }
 
@@ -92,8 +92,8 @@ fn approved_command_runs_and_its_result_goes_back() {
     assert!(turn.is_asking());
     assert_eq!(turn.answer(Answer::Run), vec![Effect::Run(proposal("t1", "ls"), verdict(Outcome::Ask))]);
     assert!(turn.is_running());
-    assert_eq!(turn.command_done(0, "a\nb\n".into()), vec![Effect::Call]);
-    assert_eq!(last_results(&turn), vec![("t1".into(), "a\nb\n[exit status 0]".into(), false)]);
+    assert_eq!(turn.command_done(0, "exit status: 0\na\nb".into()), vec![Effect::Call]);
+    assert_eq!(last_results(&turn), vec![("t1".into(), "exit status: 0\na\nb".into(), false)]);
     assert_eq!(turn.steps(), 1);
     assert_eq!(turn.last_exit(), Some(0));
     let effects = answer(&mut turn, vec![StreamEvent::TextDelta("Done.".into())]);
@@ -107,13 +107,13 @@ fn allowed_commands_run_without_asking_and_denied_ones_are_reported() {
     answer(&mut turn, vec![shell_call("a", "ls"), shell_call("b", "rm -rf /")]);
     let effects = turn.verdict(verdict(Outcome::Allow));
     assert!(matches!(effects.as_slice(), [Effect::Run(p, _)] if p.command == "ls"));
-    assert_eq!(turn.command_done(0, String::new()), vec![Effect::Gate(proposal("b", "rm -rf /"))]);
+    assert_eq!(turn.command_done(0, "exit status: 0".into()), vec![Effect::Gate(proposal("b", "rm -rf /"))]);
     let mut deny = verdict(Outcome::Deny);
     deny.reason = "deny list: rm-root".into();
     let effects = turn.verdict(deny);
     assert_eq!(effects, vec![Effect::Notice("denied: deny list: rm-root".into()), Effect::Call]);
     let results = last_results(&turn);
-    assert_eq!(results[0], ("a".into(), "[exit status 0]".into(), false));
+    assert_eq!(results[0], ("a".into(), "exit status: 0".into(), false));
     assert_eq!(results[1].0, "b");
     assert!(results[1].1.contains("denied") && results[1].1.contains("rm-root") && results[1].2);
 }
@@ -123,11 +123,11 @@ fn a_failing_command_stops_the_queue() {
     let mut turn = start();
     answer(&mut turn, vec![shell_call("a", "make"), shell_call("b", "make install"), shell_call("c", "ls")]);
     turn.verdict(verdict(Outcome::Allow));
-    let effects = turn.command_done(2, "error\n".into());
+    let effects = turn.command_done(2, "exit status: 2\nerror".into());
     assert_eq!(effects, vec![Effect::Call]);
     let results = last_results(&turn);
     assert_eq!(results.len(), 3);
-    assert_eq!(results[0], ("a".into(), "error\n[exit status 2]".into(), true));
+    assert_eq!(results[0], ("a".into(), "exit status: 2\nerror".into(), true));
     for r in &results[1..] {
         assert!(r.1.contains("earlier command failed with exit status 2"), "{r:?}");
     }
@@ -241,7 +241,7 @@ fn the_step_limit_ends_the_turn() {
 }
 
 #[test]
-fn a_new_instruction_after_a_stopped_turn_merges_into_the_user_message() {
+fn a_new_instruction_after_a_stopped_turn_is_appended_not_merged() {
     let mut turn = start();
     answer(&mut turn, vec![shell_call("a", "ls")]);
     turn.verdict(verdict(Outcome::Ask));
@@ -249,7 +249,10 @@ fn a_new_instruction_after_a_stopped_turn_merges_into_the_user_message() {
     let history = turn.into_messages();
     let (turn, _) = Turn::start(history, vec![Block::text("try again")], Limits::default());
     assert_valid(turn.messages());
-    assert_eq!(turn.messages().len(), 3);
+    // instruction, answer with the call, its result, the new instruction:
+    // earlier messages are never changed, so the journal's fold stays exact.
+    assert_eq!(turn.messages().len(), 4);
+    assert_eq!(turn.messages()[3].text(), "try again");
 }
 
 #[test]

@@ -17,11 +17,16 @@ use std::time::Duration;
 use futures_util::StreamExt;
 use tokio::sync::oneshot;
 use tokio::time::Instant;
-use ua_backend::error::BackendError;
+use ua_backend::error::{BackendError, ErrorKind};
 use ua_backend::provider::{EventStream, Fallback, Provider, Request};
-use ua_protocol::conversation::Message;
-use ua_protocol::event::StreamEvent;
+use ua_backend::tokens::{estimate_message, estimate_prompt};
+use ua_context::fit::{fit, retry_budget};
+use ua_context::prompt::{ContextSnapshot, frame_tool_output};
+use ua_protocol::conversation::{Message, Role};
+use ua_protocol::event::{StopReason, StreamEvent, Usage};
+use ua_protocol::journal::{DecisionOutcome, JournalEntry, TurnEndReason};
 use ua_protocol::tool::shell_tool;
+use ua_store::journal::Journal;
 use ua_term::keys::{Key, KeyDecoder};
 use ua_term::osc::ShellEvent;
 use ua_term::state::Transition;
@@ -29,7 +34,6 @@ use ua_term::state::Transition;
 use super::{AgentOptions, Session};
 use crate::agent::backend::{self, Built};
 use crate::agent::capture::Capture;
-use crate::agent::prompt::{self, Snapshot};
 use crate::agent::render::{Renderer, SPINNER_FRAME};
 use crate::agent::turn::{Answer, Effect, End, Outcome, Proposal, Turn, Verdict};
 
@@ -60,6 +64,7 @@ struct Running {
     started: bool,
     timeout_at: Instant,
     timed_out: bool,
+    began: Instant,
 }
 
 /// What keys mean while the agent waits for the human.
@@ -89,7 +94,6 @@ pub(super) struct AgentSide {
     call_pending: bool,
     history: Vec<Message>,
     turn: Option<Turn>,
-    system: String,
     pub(super) stream: Option<EventStream>,
     pub(super) render: Renderer,
     spin_at: Option<Instant>,
@@ -102,6 +106,8 @@ pub(super) struct AgentSide {
     asking: Option<Asking>,
     /// The proposal (id, command) whose line is on screen.
     shown: Option<(String, String)>,
+    /// The risk of the proposal being asked about.
+    asked_risk: String,
     keys: KeyDecoder,
     /// Keys typed while the model was answering: they go to the shell
     /// when its prompt is back, as type-ahead does in a shell.
@@ -110,6 +116,22 @@ pub(super) struct AgentSide {
     /// Commands approved with `a` for the rest of the session.
     grants: Vec<String>,
     last_status: i32,
+    /// The shell's state when the current instruction was given.
+    snapshot: ContextSnapshot,
+    /// The session journal; `None` when it could not be opened.
+    pub(super) journal: Option<Journal>,
+    /// A journal write failed and the user has been told once.
+    journal_failed: bool,
+    /// Messages of the conversation already in the journal.
+    journaled: usize,
+    turn_no: u32,
+    call_no: u32,
+    /// This call already retried with a smaller budget.
+    budget_retried: bool,
+    /// Something of this call's answer is on screen.
+    call_shown: bool,
+    call_usage: Option<Usage>,
+    call_stop: Option<StopReason>,
 }
 
 impl std::fmt::Debug for AgentSide {
@@ -145,7 +167,6 @@ impl AgentSide {
             call_pending: false,
             history: Vec::new(),
             turn: None,
-            system: String::new(),
             stream: None,
             render: Renderer::new(colour, width, out_tty),
             spin_at: None,
@@ -156,11 +177,22 @@ impl AgentSide {
             running: None,
             asking: None,
             shown: None,
+            asked_risk: String::new(),
             keys: KeyDecoder::new(),
             typeahead: Vec::new(),
             last_interrupt: None,
             grants: Vec::new(),
             last_status: 0,
+            snapshot: ContextSnapshot::default(),
+            journal: None,
+            journal_failed: false,
+            journaled: 0,
+            turn_no: 0,
+            call_no: 0,
+            budget_retried: false,
+            call_shown: false,
+            call_usage: None,
+            call_stop: None,
         }
     }
 
@@ -181,6 +213,12 @@ impl AgentSide {
     pub(super) fn deadline(&self) -> Option<Instant> {
         [self.spin_at, self.running.as_ref().filter(|r| !r.timed_out).map(|r| r.timeout_at)].into_iter().flatten().min()
     }
+}
+
+/// The operating system and kernel release, as `linux 6.1.0-18-amd64`.
+fn os_release() -> String {
+    let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+    format!("{} {}", std::env::consts::OS, release.trim()).trim().to_string()
 }
 
 /// The next event of the model's stream (the branch is disabled when
@@ -222,6 +260,20 @@ impl Session {
         let _ = crate::terminal::write_all(std::os::fd::AsFd::as_fd(&std::io::stderr()), line.as_bytes());
     }
 
+    /// Appends to the session journal. A failure is reported once and the
+    /// session goes on without losing anything else.
+    pub(super) fn journal(&mut self, entry: JournalEntry) {
+        let Some(j) = self.agent.journal.as_mut() else { return };
+        if let Err(e) = j.append(&entry)
+            && !self.agent.journal_failed
+        {
+            self.agent.journal_failed = true;
+            let msg = format!("unixagent: the session journal could not be written ({e}); carrying on without it.");
+            let out = self.agent.render.notice(&msg);
+            self.show(&out);
+        }
+    }
+
     /// Starts a turn for an instruction typed at the prompt (or given to
     /// `-c`).
     pub(super) fn start_turn(&mut self, text: &str) {
@@ -231,15 +283,31 @@ impl Session {
         self.agent.view = View::Hidden;
         self.agent.render.set_line_start(true);
         self.agent.started = Instant::now();
-        let snapshot = Snapshot {
-            cwd: self.cwd(),
-            shell: self.shell_name.to_string(),
-            os: Snapshot::os_name(),
-            last_exit: self.state.last_exit(),
+        self.recorder.line_taken();
+        let user_commands = self.recorder.take_commands();
+        let cwd = self.cwd();
+        for c in &user_commands {
+            self.journal(JournalEntry::UserCommand {
+                command: c.command.clone(),
+                cwd: Some(cwd.clone()),
+                exit_code: c.exit_code,
+                output: c.output.clone(),
+            });
+        }
+        self.agent.snapshot = ContextSnapshot {
+            cwd,
+            os: os_release(),
+            shell: self.shell_path.display().to_string(),
+            env: ua_context::env::allowed_env(&self.agent.opts.include_env, std::env::vars()),
+            recent_output_lines: self.recorder.recent_lines(self.agent.opts.terminal_lines),
+            user_commands,
         };
-        self.agent.system = prompt::system_prompt(&snapshot);
+        self.agent.turn_no += 1;
+        self.agent.call_no = 0;
+        self.journal(JournalEntry::Instruction { turn: self.agent.turn_no, text: text.to_string() });
         let history = std::mem::take(&mut self.agent.history);
-        let (turn, effects) = Turn::start(history, prompt::instruction(text), self.agent.opts.limits);
+        let instruction = vec![ua_protocol::conversation::Block::text(text)];
+        let (turn, effects) = Turn::start(history, instruction, self.agent.opts.limits);
         self.agent.turn = Some(turn);
         // The shell still shows the prompt the instruction was typed at.
         self.agent.shell_ready = true;
@@ -277,6 +345,15 @@ impl Session {
                 }
                 Effect::Gate(p) => {
                     let verdict = self.gate(&p);
+                    let outcome = match verdict.outcome {
+                        Outcome::Allow => Some((DecisionOutcome::Run, "policy")),
+                        Outcome::Deny => Some((DecisionOutcome::Denied, "policy")),
+                        Outcome::Ask => None,
+                    };
+                    if let Some((outcome, approver)) = outcome {
+                        let approver = if verdict.risk == "granted" { "grant" } else { approver };
+                        self.journal_decision(&p, outcome, &verdict.reason, approver, &verdict.risk);
+                    }
                     self.turn_input(|t| t.verdict(verdict))
                 }
                 Effect::Ask(p, v) => self.ask(&p, &v),
@@ -310,8 +387,30 @@ impl Session {
         }
     }
 
+    fn journal_decision(
+        &mut self,
+        p: &Proposal,
+        outcome: DecisionOutcome,
+        decided_by: &str,
+        approver: &str,
+        risk: &str,
+    ) {
+        self.journal(JournalEntry::Decision {
+            turn: self.agent.turn_no,
+            tool_use_id: p.id.clone(),
+            command: p.command.clone(),
+            risk: risk.to_string(),
+            outcome,
+            decided_by: decided_by.to_string(),
+            approver: Some(approver.to_string()),
+        });
+    }
+
     fn call(&mut self) {
         self.agent.spin_at = Some(Instant::now());
+        self.agent.call_shown = false;
+        self.agent.call_usage = None;
+        self.agent.call_stop = None;
         let Some(provider) = self.agent.provider.clone() else {
             self.agent.call_pending = true;
             if self.agent.building.is_none() {
@@ -324,13 +423,57 @@ impl Session {
             return;
         };
         let Some(turn) = self.agent.turn.as_ref() else { return };
-        let request = Request {
-            system: self.agent.system.clone(),
-            messages: turn.messages().to_vec(),
-            tools: vec![shell_tool()],
-            max_tokens: None,
+        let tools = vec![shell_tool()];
+        // The window less room for the answer and the tool definitions.
+        let window = provider.context_window();
+        let reserve = (window / 4).min(16_384) + estimate_prompt("", &[], &tools);
+        let mut budget = window.saturating_sub(reserve);
+        if self.agent.budget_retried {
+            budget = retry_budget(budget);
+        }
+        let history = turn.messages();
+        let fitted = match fit(&self.agent.snapshot, history, budget, estimate_message) {
+            Ok(f) => f,
+            Err(e) => {
+                let message = format!("{e}; start a new session or configure a model with a larger context window");
+                let effects = self.turn_input(|t| t.stream_ended(Err(message)));
+                self.apply(effects);
+                return;
+            }
         };
+        let appended = history[self.agent.journaled.min(history.len())..].to_vec();
+        self.agent.journaled = history.len();
+        self.agent.call_no += 1;
+        let first_call = self.agent.turn_no == 1 && self.agent.call_no == 1;
+        self.journal(JournalEntry::ModelRequest {
+            turn: self.agent.turn_no,
+            call: self.agent.call_no,
+            backend: provider.name().to_string(),
+            model: provider.model().to_string(),
+            system: fitted.system.clone(),
+            messages_appended: appended,
+            omitted: fitted.omitted.clone(),
+            tools: first_call.then(|| tools.clone()),
+        });
+        let request = Request { system: fitted.system, messages: fitted.messages, tools, max_tokens: None };
         self.agent.stream = Some(provider.stream(&request));
+    }
+
+    /// Journals the model's answer once the turn has added it.
+    fn journal_response(&mut self) {
+        let Some(turn) = self.agent.turn.as_ref() else { return };
+        let Some(message) = turn.messages().get(self.agent.journaled).filter(|m| m.role == Role::Assistant).cloned()
+        else {
+            return;
+        };
+        self.agent.journaled += 1;
+        self.journal(JournalEntry::ModelResponse {
+            turn: self.agent.turn_no,
+            call: self.agent.call_no,
+            message,
+            usage: self.agent.call_usage,
+            stop: self.agent.call_stop.clone(),
+        });
     }
 
     pub(super) fn on_backend_built(&mut self, built: Option<Result<Built, String>>) {
@@ -356,14 +499,33 @@ impl Session {
 
     pub(super) fn on_model_event(&mut self, event: Option<Result<StreamEvent, BackendError>>) {
         let effects = match event {
-            Some(Ok(ev)) => self.turn_input(|t| t.event(ev)),
+            Some(Ok(ev)) => {
+                match &ev {
+                    StreamEvent::Usage(u) => self.agent.call_usage = Some(*u),
+                    StreamEvent::Stop(s) => self.agent.call_stop = Some(s.clone()),
+                    StreamEvent::TextDelta(_) | StreamEvent::ThinkingDelta(_) => self.agent.call_shown = true,
+                    _ => {}
+                }
+                self.turn_input(|t| t.event(ev))
+            }
             Some(Err(e)) => {
                 self.agent.stream = None;
-                self.turn_input(|t| t.stream_ended(Err(e.to_string())))
+                if e.kind() == ErrorKind::ContextTooLong && !self.agent.budget_retried && !self.agent.call_shown {
+                    // Our estimate was off: trim harder and try once more.
+                    self.agent.budget_retried = true;
+                    self.call();
+                    return;
+                }
+                self.journal(JournalEntry::Error { turn: Some(self.agent.turn_no), message: e.to_string() });
+                let effects = self.turn_input(|t| t.stream_ended(Err(e.to_string())));
+                self.journal_response();
+                effects
             }
             None => {
                 self.agent.stream = None;
-                self.turn_input(|t| t.stream_ended(Ok(())))
+                let effects = self.turn_input(|t| t.stream_ended(Ok(())));
+                self.journal_response();
+                effects
             }
         };
         if self.agent.stream.is_none() {
@@ -408,6 +570,7 @@ impl Session {
         let mut out = self.agent.render.proposal(p, v);
         out.push_str(&self.agent.render.question(v));
         self.agent.shown = Some((p.id.clone(), p.command.clone()));
+        self.agent.asked_risk = v.risk.clone();
         self.show(&out);
         self.agent.asking = Some(if v.strong { Asking::Typed(String::new()) } else { Asking::Key });
         Vec::new()
@@ -416,6 +579,16 @@ impl Session {
     fn answer(&mut self, answer: Answer) {
         let out = self.agent.render.hand_over();
         self.show(&out);
+        if let Some(p) = self.agent.turn.as_ref().and_then(|t| t.current()).cloned() {
+            let outcome = match &answer {
+                Answer::Run => DecisionOutcome::Run,
+                Answer::Edit(command) => DecisionOutcome::Edited { command: command.clone() },
+                Answer::Skip => DecisionOutcome::Skipped,
+                Answer::Quit | Answer::Steer(_) => DecisionOutcome::Stopped,
+            };
+            let risk = self.agent.asked_risk.clone();
+            self.journal_decision(&p, outcome, "the user", "human", &risk);
+        }
         let effects = self.turn_input(|t| t.answer(answer));
         // A Run effect right after an answer must not draw the line again.
         self.apply(effects);
@@ -626,6 +799,7 @@ impl Session {
             started: false,
             timeout_at: Instant::now() + self.agent.opts.command_timeout,
             timed_out: false,
+            began: Instant::now(),
         });
         self.state.line_ended();
         self.send(&line);
@@ -650,12 +824,13 @@ impl Session {
         self.agent.shell_ready = true;
         if let Some(r) = self.agent.running.take_if(|r| !r.started) {
             // The line never ran: report what the shell said about it.
-            let said = crate::agent::capture::plain_text(&r.before_start);
+            let said = ua_context::clean::strip_escapes(&r.before_start);
             let said: String = said.replace("\r\n", "\n").lines().skip(1).collect::<Vec<_>>().join("\n");
             let out = self.agent.render.text(&format!("{said}\n"));
             self.show(&out);
             let code = self.state.last_exit().unwrap_or(0);
-            let effects = self.turn_input(|t| t.command_done(code, said));
+            let framed = frame_tool_output(Some(code), &said, false);
+            let effects = self.turn_input(|t| t.command_done(code, framed));
             self.apply(effects);
             return;
         }
@@ -686,8 +861,10 @@ impl Session {
             View::Shell => {
                 self.write_out(bytes);
                 self.tail.feed(bytes);
+                self.recorder.shown(bytes, true);
             }
             View::Command => {
+                self.recorder.shown(bytes, false);
                 if let Some(r) = self.agent.running.as_mut() {
                     r.capture.push(bytes);
                 }
@@ -699,7 +876,7 @@ impl Session {
                 }
                 // Markers are invisible: the cursor is where the last
                 // printed character left it.
-                let text = crate::agent::capture::plain_text(bytes);
+                let text = ua_context::clean::strip_escapes(bytes);
                 if let Some(last) = text.chars().last() {
                     self.agent.render.set_line_start(last == '\n');
                 }
@@ -714,6 +891,9 @@ impl Session {
     }
 
     fn on_marker(&mut self, e: &ShellEvent) {
+        if self.agent.view == View::Shell {
+            self.recorder.marker(e);
+        }
         let transition = self.state.apply(e);
         match transition {
             Transition::IntegrationConfirmed => {
@@ -753,13 +933,25 @@ impl Session {
         let Some(r) = self.agent.running.take() else { return };
         let out = self.agent.render.hand_over();
         self.show(&out);
+        let truncated = r.capture.truncated();
         let mut output = r.capture.text(r.proposal.mode);
         if r.timed_out {
             let secs = self.agent.opts.command_timeout.as_secs();
             output.push_str(&format!("\n[interrupted by unixagent: still running after {secs} s]"));
         }
         self.agent.last_status = code;
-        let effects = self.turn_input(|t| t.command_done(code, output));
+        let framed = frame_tool_output(Some(code), &output, truncated);
+        self.journal(JournalEntry::ToolResult {
+            turn: self.agent.turn_no,
+            tool_use_id: r.proposal.id.clone(),
+            command: r.proposal.command.clone(),
+            exit_code: Some(code),
+            output: framed.clone(),
+            is_error: code != 0,
+            truncated,
+            duration_ms: u64::try_from(r.began.elapsed().as_millis()).unwrap_or(u64::MAX),
+        });
+        let effects = self.turn_input(|t| t.command_done(code, framed));
         self.apply(effects);
     }
 
@@ -797,6 +989,23 @@ impl Session {
         let elapsed = self.agent.started.elapsed();
         out.push_str(&self.agent.render.footer(&turn.usage(), turn.steps(), elapsed));
         self.show(&out);
+        let reason = match &end {
+            End::Answered => TurnEndReason::Answered,
+            End::Stopped => TurnEndReason::Stopped,
+            End::Failed(_) => TurnEndReason::Failed,
+            End::StepLimit => TurnEndReason::StepLimit,
+        };
+        let (usage, steps) = (turn.usage(), turn.steps());
+        self.agent.turn = Some(turn);
+        self.journal_response();
+        let turn = self.agent.turn.take();
+        self.journal(JournalEntry::TurnEnd {
+            turn: self.agent.turn_no,
+            reason,
+            usage,
+            commands: u32::try_from(steps).unwrap_or(u32::MAX),
+        });
+        let Some(turn) = turn else { return };
         let status = match end {
             End::Failed(_) if turn.steps() == 0 => 1,
             _ => turn.last_exit().unwrap_or(0),

@@ -37,6 +37,7 @@ use crate::agent::turn::Limits;
 use crate::{shell, terminal};
 
 mod agent;
+mod record;
 
 /// How long a hung-up shell gets to exit before it is killed.
 const HANGUP_GRACE: Duration = Duration::from_secs(3);
@@ -63,6 +64,10 @@ pub struct AgentOptions {
     pub command_timeout: Duration,
     /// Output kept per command for the model.
     pub output_cap: usize,
+    /// Environment variables the model may see (names or globs).
+    pub include_env: Vec<String>,
+    /// Lines of recent terminal output sent with an instruction.
+    pub terminal_lines: usize,
 }
 
 /// Runs the interactive session; returns the shell's exit status.
@@ -98,10 +103,15 @@ async fn run_async(opts: Options) -> anyhow::Result<i32> {
         eprintln!("{}", dim(&format!("unixagent: {why}; start instructions with ## (prompts are guessed)."), colour));
     }
     let (cols, rows) = terminal::size();
-    let env = [
-        (OsString::from(shell::SESSION_ENV), OsString::from(session_id())),
+    let (session_dir, journal) = open_journal(&opts.shell);
+    let id = session_dir.as_ref().map_or_else(session_id, |d| d.id().to_string());
+    let mut env = vec![
+        (OsString::from(shell::SESSION_ENV), OsString::from(&id)),
         (OsString::from("UNIXAGENT_PID"), OsString::from(std::process::id().to_string())),
     ];
+    if let Some(j) = &journal {
+        env.push((OsString::from("UNIXAGENT_JOURNAL"), j.path().as_os_str().to_owned()));
+    }
     reset_job_control_signals();
     let pty = Pty::spawn(&launch, cols, rows, &env)?;
     // SAFETY: an OwnedFd is a valid open descriptor that stays open and
@@ -129,6 +139,7 @@ async fn run_async(opts: Options) -> anyhow::Result<i32> {
         icpt: Interceptor::new(mode),
         scripts: launch.scripts,
         shell_name: launch.kind.name(),
+        shell_path: opts.shell.clone(),
         to_shell: Vec::new(),
         size: (cols, rows),
         integration_deadline: launch.integrated.then(|| Instant::now() + opts.integration_timeout),
@@ -137,12 +148,22 @@ async fn run_async(opts: Options) -> anyhow::Result<i32> {
         hung_up: false,
         out_broken: false,
         colour,
-        events: Vec::new(),
         events_at: Vec::new(),
+        recorder: record::Recorder::new(),
         agent: agent::AgentSide::new(opts.agent, opts.oneshot, colour && out_tty, out_tty, stdin_tty, cols),
         exit_now: None,
     };
+    s.agent.journal = journal;
+    s.journal(ua_protocol::journal::JournalEntry::SessionStart {
+        session: id,
+        pid: std::process::id(),
+        shell: opts.shell.display().to_string(),
+        cwd: std::env::current_dir().map(|d| d.display().to_string()).unwrap_or_default(),
+        os: std::env::consts::OS.to_string(),
+        version: env!("CARGO_PKG_VERSION").to_string(),
+    });
     let code = s.run(&master, keys, &mut signals).await;
+    s.journal(ua_protocol::journal::JournalEntry::SessionEnd { exit_code: Some(code) });
     drop(raw);
     Ok(code)
 }
@@ -163,6 +184,38 @@ fn reset_job_control_signals() {
 
 fn dim(text: &str, colour: bool) -> String {
     if colour { format!("\x1b[2m{text}\x1b[0m") } else { text.to_string() }
+}
+
+/// The session's directory and journal. Without them unixagent still
+/// works; it says once why there is no journal.
+fn open_journal(
+    shell: &std::path::Path,
+) -> (Option<ua_store::session::SessionDir>, Option<ua_store::journal::Journal>) {
+    let opened = (|| {
+        let data = ua_store::session::data_dir()?;
+        let meta = ua_store::session::SessionMeta {
+            id: String::new(),
+            created_ms: u64::try_from(
+                std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis()).unwrap_or(0),
+            )
+            .unwrap_or(0),
+            pid: std::process::id(),
+            shell: shell.display().to_string(),
+            cwd: std::env::current_dir().map(|d| d.display().to_string()).unwrap_or_default(),
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            parent: std::env::var("UNIXAGENT_SESSION").ok(),
+        };
+        let dir = ua_store::session::SessionDir::create(&data, meta)?;
+        let journal = ua_store::journal::Journal::open(dir.journal_path(), ua_store::journal::SyncPolicy::default())?;
+        Ok::<_, ua_store::StoreError>((dir, journal))
+    })();
+    match opened {
+        Ok((dir, journal)) => (Some(dir), Some(journal)),
+        Err(e) => {
+            eprintln!("unixagent: no session journal this time: {e}");
+            (None, None)
+        }
+    }
 }
 
 /// A session id unique enough for one machine: start time and pid.
@@ -204,6 +257,7 @@ struct Session {
     icpt: Interceptor,
     scripts: Option<ScriptDir>,
     shell_name: &'static str,
+    shell_path: PathBuf,
     /// Keystrokes the shell has not accepted yet (its input queue is full).
     to_shell: Vec<u8>,
     size: (u16, u16),
@@ -213,8 +267,8 @@ struct Session {
     hung_up: bool,
     out_broken: bool,
     colour: bool,
-    events: Vec<ShellEvent>,
     events_at: Vec<(usize, ShellEvent)>,
+    recorder: record::Recorder,
     agent: agent::AgentSide,
     /// Set when the session should end now with this status (a one-shot
     /// instruction is done).
@@ -309,10 +363,14 @@ impl Session {
             return;
         }
         self.write_out(bytes);
-        let mut events = std::mem::take(&mut self.events);
-        self.scanner.feed(bytes, |e| events.push(e));
+        let mut events = std::mem::take(&mut self.events_at);
+        self.scanner.feed_at(bytes, |end, e| events.push((end, e)));
         self.tail.feed(bytes);
-        for e in events.drain(..) {
+        let mut pos = 0;
+        for (end, e) in events.drain(..) {
+            self.recorder.shown(&bytes[pos..end], true);
+            pos = end;
+            self.recorder.marker(&e);
             match self.state.apply(&e) {
                 Transition::IntegrationConfirmed => {
                     self.integration_deadline = None;
@@ -330,7 +388,8 @@ impl Session {
                 Transition::CommandFinished(_) | Transition::CwdChanged | Transition::None => {}
             }
         }
-        self.events = events;
+        self.events_at = events;
+        self.recorder.shown(&bytes[pos..], true);
         if self.icpt.mode() == Mode::Heuristic && !self.icpt.at_prompt() {
             self.quiet_deadline = Some(Instant::now() + heuristic::QUIET);
         }

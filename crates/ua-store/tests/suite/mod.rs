@@ -1,0 +1,2 @@
+mod files;
+mod reconstruct;
