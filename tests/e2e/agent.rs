@@ -382,3 +382,93 @@ fn the_model_sees_what_the_user_ran_scrubbed_and_the_journal_rebuilds_every_call
     run(&mut t, "echo journal=$UNIXAGENT_JOURNAL");
     t.wait_text(&format!("journal={}", dir.join("journal.jsonl").display()));
 }
+
+const RESUMABLE: &str = r#"
+[[turn]]
+text = "Proposing."
+tool_calls = [{ name = "shell", input = { command = "echo resumed-$((1+1))" } }]
+
+[[turn]]
+text = "Resumed and ran."
+"#;
+
+#[test]
+fn esc_gives_the_shell_back_and_a_lone_hash_resumes_the_turn() {
+    let home = Home::new();
+    let server = model(RESUMABLE);
+    let mut t = start_with(&home, "bash", &server);
+    t.send("# go\r");
+    t.wait_text("[y] run");
+    let n = prompts(&t);
+    t.send("\x1b");
+    t.wait_text("paused");
+    wait_prompt(&t, n + 1);
+    // The shell is the user's again.
+    run(&mut t, "echo meanwhile-$((3*3))");
+    t.wait_text("meanwhile-9");
+    t.send("#\r");
+    t.wait_for("asked again", |s| s.text().matches("[y] run").count() >= 2);
+    t.send("y");
+    t.wait_text("resumed-2");
+    t.wait_text("Resumed and ran.");
+    assert_eq!(server.request_count(), 2);
+}
+
+const PLAN: &str = r#"
+[[turn]]
+text = "Three steps."
+tool_calls = [
+  { name = "shell", input = { command = "echo step-$((0+1))" } },
+  { name = "shell", input = { command = "echo step-$((1+1))" } },
+  { name = "shell", input = { command = "echo step-$((2+1))" } },
+]
+
+[[turn]]
+text = "All three ran."
+"#;
+
+#[test]
+fn plan_mode_shows_the_plan_and_one_approval_runs_it() {
+    let home = Home::new();
+    home.write(".config/unixagent/config.toml", "[shell]\nconfirm_mode = \"plan\"\n");
+    let server = model(PLAN);
+    let mut t = start_with(&home, "zsh", &server);
+    t.send("# three things\r");
+    t.wait_text("plan:");
+    t.wait_text("3. echo step-$((2+1))");
+    t.wait_text("[y] run");
+    t.send("y");
+    t.wait_text("All three ran.");
+    let screen = t.screen_text();
+    for i in 1..=3 {
+        assert!(screen.contains(&format!("step-{i}\n")), "{screen}");
+    }
+    assert_eq!(screen.matches("[y] run").count(), 1, "{screen}");
+    let results = tool_results(&messages(&server, 1));
+    assert_eq!(results.len(), 3);
+    assert!(results.iter().all(|r| r.0.contains("exit status: 0")), "{results:?}");
+}
+
+const SLEEPER: &str = r#"
+[[turn]]
+text = "Waiting."
+tool_calls = [{ name = "shell", input = { command = "sleep 120" } }]
+
+[[turn]]
+text = "It timed out."
+"#;
+
+#[test]
+fn a_command_past_its_timeout_is_interrupted_and_the_model_is_told() {
+    let home = Home::new();
+    home.write(".config/unixagent/config.toml", "[agent]\ncommand_timeout_secs = 1\n");
+    let server = model(SLEEPER);
+    let mut t = start_with(&home, "bash", &server);
+    t.send("# wait\r");
+    t.wait_text("[y] run");
+    t.send("y");
+    t.wait_text("It timed out.");
+    let results = tool_results(&messages(&server, 1));
+    assert!(results[0].0.contains("exit status: 130"), "{results:?}");
+    assert!(results[0].0.contains("still running after 1 s"), "{results:?}");
+}

@@ -73,6 +73,7 @@ fn run(cli: cli::Cli, login_by_name: bool) -> anyhow::Result<i32> {
         output_cap: cfg.agent.output_cap_bytes.max(1024),
         include_env: cfg.context.include_env.clone(),
         terminal_lines: cfg.context.terminal_lines,
+        confirm: confirm_mode(cfg.shell.confirm_mode.as_deref()),
     };
     if let Some(string) = &cli.command {
         if is_instruction(string) {
@@ -111,6 +112,14 @@ fn run(cli: cli::Cli, login_by_name: bool) -> anyhow::Result<i32> {
         integration_timeout: Duration::from_millis(cfg.shell.integration_timeout_ms),
         agent,
         oneshot: None,
+    })
+}
+
+fn confirm_mode(configured: Option<&str>) -> agent::ConfirmMode {
+    let Some(name) = configured else { return agent::ConfirmMode::default() };
+    agent::ConfirmMode::parse(name).unwrap_or_else(|| {
+        eprintln!("unixagent: shell.confirm_mode = {name:?} is not one of auto, each, plan; using auto.");
+        agent::ConfirmMode::default()
     })
 }
 

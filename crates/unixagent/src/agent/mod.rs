@@ -10,3 +10,27 @@ pub mod backend;
 pub mod capture;
 pub mod render;
 pub mod turn;
+
+/// How the agent asks before running commands (`shell.confirm_mode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ConfirmMode {
+    /// The policy decides: what it allows runs, what it asks about asks.
+    #[default]
+    Auto,
+    /// Every command asks, even one the policy allows (denials stand).
+    Each,
+    /// Like `auto`, but when one answer proposes several commands they are
+    /// shown together and one approval covers the ones that would ask.
+    Plan,
+}
+
+impl ConfirmMode {
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "auto" => Some(Self::Auto),
+            "each" => Some(Self::Each),
+            "plan" => Some(Self::Plan),
+            _ => None,
+        }
+    }
+}

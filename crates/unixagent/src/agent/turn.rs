@@ -137,6 +137,8 @@ pub struct Turn {
     queue: VecDeque<ToolUse>,
     /// Results gathered for the last answer's tool calls.
     results: Vec<ToolResult>,
+    /// The commands the last answer proposed, in order.
+    plan: Vec<String>,
     steps: usize,
     usage: Usage,
     calls: usize,
@@ -154,6 +156,7 @@ impl Turn {
             builder: TurnBuilder::default(),
             queue: VecDeque::new(),
             results: Vec::new(),
+            plan: Vec::new(),
             steps: 0,
             usage: Usage::default(),
             calls: 1,
@@ -184,9 +187,13 @@ impl Turn {
     }
 
     /// Model calls made so far (including the one in flight).
-    #[cfg(test)]
     pub fn calls(&self) -> usize {
         self.calls
+    }
+
+    /// The commands the model's last answer proposed, in order.
+    pub fn plan(&self) -> &[String] {
+        &self.plan
     }
 
     /// Exit status of the last command run, if any ran.
@@ -268,6 +275,12 @@ impl Turn {
             effects.extend(self.finish(End::Answered));
             return effects;
         }
+        self.plan = calls
+            .iter()
+            .filter(|c| c.name == "shell")
+            .filter_map(|c| ShellInput::from_value(&c.input).ok())
+            .map(|i| i.command)
+            .collect();
         self.queue = calls;
         self.results.clear();
         self.next_call()

@@ -32,6 +32,7 @@ use ua_term::osc::ShellEvent;
 use ua_term::state::Transition;
 
 use super::{AgentOptions, Session};
+use crate::agent::ConfirmMode;
 use crate::agent::backend::{self, Built};
 use crate::agent::capture::Capture;
 use crate::agent::render::{Renderer, SPINNER_FRAME};
@@ -108,6 +109,14 @@ pub(super) struct AgentSide {
     shown: Option<(String, String)>,
     /// The risk of the proposal being asked about.
     asked_risk: String,
+    /// The verdict of the proposal being asked about, to ask again.
+    asked: Option<Verdict>,
+    /// Esc at a question gave the shell back; the turn waits.
+    paused: bool,
+    /// The answer (call number, commands) whose plan is on screen.
+    plan_shown: Option<(usize, usize)>,
+    /// `y` at the first question of a plan approved the rest of it.
+    plan_approved: bool,
     keys: KeyDecoder,
     /// Keys typed while the model was answering: they go to the shell
     /// when its prompt is back, as type-ahead does in a shell.
@@ -178,6 +187,10 @@ impl AgentSide {
             asking: None,
             shown: None,
             asked_risk: String::new(),
+            asked: None,
+            paused: false,
+            plan_shown: None,
+            plan_approved: false,
             keys: KeyDecoder::new(),
             typeahead: Vec::new(),
             last_interrupt: None,
@@ -203,7 +216,7 @@ impl AgentSide {
 
     /// Whether keystrokes belong to the agent rather than the shell.
     pub(super) fn takes_keys(&self) -> bool {
-        self.turn.is_some()
+        self.turn.is_some() && !self.paused
     }
 
     pub(super) fn oneshot(&self) -> bool {
@@ -278,6 +291,15 @@ impl Session {
     /// `-c`).
     pub(super) fn start_turn(&mut self, text: &str) {
         if self.agent.turn.is_some() {
+            if self.agent.paused {
+                self.resume(text);
+            }
+            return;
+        }
+        if text.trim().is_empty() {
+            // A lone `#` with nothing paused: just a fresh prompt.
+            self.state.line_ended();
+            self.send(b"\r");
             return;
         }
         self.agent.view = View::Hidden;
@@ -344,7 +366,24 @@ impl Session {
                     Vec::new()
                 }
                 Effect::Gate(p) => {
-                    let verdict = self.gate(&p);
+                    self.show_plan();
+                    let mut verdict = self.gate(&p);
+                    if verdict.outcome == Outcome::Allow
+                        && self.agent.opts.confirm == ConfirmMode::Each
+                        && verdict.risk != "granted"
+                        && self.agent.can_ask
+                    {
+                        verdict.outcome = Outcome::Ask;
+                        verdict.reason = format!("{} (confirm_mode = each asks anyway)", verdict.reason);
+                    }
+                    if verdict.outcome == Outcome::Ask && self.agent.plan_approved {
+                        verdict.outcome = Outcome::Allow;
+                        verdict.reason = "approved with the plan".into();
+                        self.journal_decision(&p, DecisionOutcome::Run, &verdict.reason, "human", &verdict.risk);
+                        let effects = self.turn_input(|t| t.verdict(verdict));
+                        queue.extend(effects);
+                        continue;
+                    }
                     let outcome = match verdict.outcome {
                         Outcome::Allow => Some((DecisionOutcome::Run, "policy")),
                         Outcome::Deny => Some((DecisionOutcome::Denied, "policy")),
@@ -385,6 +424,28 @@ impl Session {
             Some(t) => f(t),
             None => Vec::new(),
         }
+    }
+
+    /// In plan mode, shows every command of a new answer before the first
+    /// is gated.
+    fn show_plan(&mut self) {
+        let Some(turn) = self.agent.turn.as_ref() else { return };
+        let plan = turn.plan().to_vec();
+        let key = (turn.calls(), plan.len());
+        if self.agent.opts.confirm != ConfirmMode::Plan || self.agent.plan_shown == Some(key) {
+            return;
+        }
+        self.agent.plan_shown = Some(key);
+        self.agent.plan_approved = false;
+        if plan.len() < 2 {
+            return;
+        }
+        let mut text = String::from("plan:");
+        for (i, c) in plan.iter().enumerate() {
+            text.push_str(&format!("\r\n  {}. {}", i + 1, c.replace('\n', " ")));
+        }
+        let out = self.agent.render.notice(&text);
+        self.show(&out);
     }
 
     fn journal_decision(
@@ -571,6 +632,7 @@ impl Session {
         out.push_str(&self.agent.render.question(v));
         self.agent.shown = Some((p.id.clone(), p.command.clone()));
         self.agent.asked_risk = v.risk.clone();
+        self.agent.asked = Some(v.clone());
         self.show(&out);
         self.agent.asking = Some(if v.strong { Asking::Typed(String::new()) } else { Asking::Key });
         Vec::new()
@@ -644,6 +706,9 @@ impl Session {
             (_, Key::Ctrl('c')) => self.answer(Answer::Quit),
             (Asking::Key, Key::Char('y' | 'Y')) => {
                 self.show("y");
+                if self.agent.opts.confirm == ConfirmMode::Plan {
+                    self.agent.plan_approved = true;
+                }
                 self.answer(Answer::Run)
             }
             (Asking::Key, Key::Char('n' | 'N')) => {
@@ -669,6 +734,7 @@ impl Session {
                     self.agent.asking = Some(Asking::Key);
                 }
             }
+            (Asking::Key | Asking::Typed(_), Key::Esc) => self.pause(),
             (Asking::Key | Asking::Typed(_), Key::Char('#')) => {
                 self.show("#");
                 self.agent.asking = Some(Asking::Steer(String::new()));
@@ -759,7 +825,42 @@ impl Session {
     }
 
     fn current_verdict(&self) -> Verdict {
-        Verdict { outcome: Outcome::Ask, risk: String::new(), reason: String::new(), note: None, strong: false }
+        self.agent.asked.clone().unwrap_or(Verdict {
+            outcome: Outcome::Ask,
+            risk: String::new(),
+            reason: String::new(),
+            note: None,
+            strong: false,
+        })
+    }
+
+    /// Esc at a question: the shell comes back with the turn waiting. A
+    /// lone `#` resumes it; `# text` steers it.
+    fn pause(&mut self) {
+        self.agent.asking = Some(Asking::Key);
+        self.agent.paused = true;
+        let out = self.agent.render.hand_over();
+        self.show(&out);
+        let out = self.agent.render.notice("paused: the shell is yours; # alone resumes, # with text steers");
+        self.show(&out);
+        self.agent.view = View::UntilPrompt;
+        self.agent.shell_ready = false;
+        self.state.line_ended();
+        self.send(b"\r");
+    }
+
+    fn resume(&mut self, text: &str) {
+        self.agent.paused = false;
+        self.agent.view = View::Hidden;
+        self.agent.render.set_line_start(true);
+        if !text.trim().is_empty() {
+            self.answer(Answer::Steer(text.trim().to_string()));
+            return;
+        }
+        let Some(p) = self.agent.turn.as_ref().and_then(|t| t.current()).cloned() else { return };
+        let v = self.current_verdict();
+        self.agent.asking = None;
+        self.ask(&p, &v);
     }
 
     fn cancel_turn(&mut self) {

@@ -68,6 +68,7 @@ pub struct AgentOptions {
     pub include_env: Vec<String>,
     /// Lines of recent terminal output sent with an instruction.
     pub terminal_lines: usize,
+    pub confirm: crate::agent::ConfirmMode,
 }
 
 /// Runs the interactive session; returns the shell's exit status.
