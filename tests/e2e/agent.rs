@@ -472,3 +472,22 @@ fn a_command_past_its_timeout_is_interrupted_and_the_model_is_told() {
     assert!(results[0].0.contains("exit status: 130"), "{results:?}");
     assert!(results[0].0.contains("still running after 1 s"), "{results:?}");
 }
+
+#[test]
+fn the_session_token_budget_warns_then_stops_new_calls() {
+    let home = Home::new();
+    home.write(".config/unixagent/config.toml", "[backend]\nmax_tokens_per_session = 1500\n");
+    let server = model(RUN_ONE);
+    let mut t = start_with(&home, "bash", &server);
+    t.send("# first\r");
+    t.wait_text("of its 1500 tokens");
+    t.wait_text("[y] run");
+    t.send("y");
+    t.wait_text("All done");
+    wait_prompt(&t, 2);
+    let n = server.request_count();
+    t.send("# second\r");
+    t.wait_text("max_tokens_per_session of 1500");
+    wait_prompt(&t, 3);
+    assert_eq!(server.request_count(), n, "no call past the budget");
+}

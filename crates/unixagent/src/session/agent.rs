@@ -19,7 +19,7 @@ use tokio::sync::oneshot;
 use tokio::time::Instant;
 use ua_backend::error::{BackendError, ErrorKind};
 use ua_backend::provider::{EventStream, Fallback, Provider, Request};
-use ua_backend::tokens::{estimate_message, estimate_prompt};
+use ua_backend::tokens::{BudgetStatus, SessionBudget, estimate_message, estimate_prompt};
 use ua_context::fit::{fit, retry_budget};
 use ua_context::prompt::{ContextSnapshot, frame_tool_output};
 use ua_protocol::conversation::{Message, Role};
@@ -141,6 +141,8 @@ pub(super) struct AgentSide {
     call_shown: bool,
     call_usage: Option<Usage>,
     call_stop: Option<StopReason>,
+    /// Tokens used this session against `max_tokens_per_session`.
+    budget: SessionBudget,
 }
 
 impl std::fmt::Debug for AgentSide {
@@ -164,6 +166,7 @@ impl AgentSide {
         width: u16,
     ) -> Self {
         let view = if oneshot.is_some() { View::Hidden } else { View::Shell };
+        let opts_limit = opts.backend.section().ok().and_then(|s| s.max_tokens_per_session);
         Self {
             opts,
             can_ask: stdin_tty,
@@ -206,6 +209,7 @@ impl AgentSide {
             call_shown: false,
             call_usage: None,
             call_stop: None,
+            budget: SessionBudget::new(opts_limit),
         }
     }
 
@@ -483,6 +487,14 @@ impl Session {
             }
             return;
         };
+        if let BudgetStatus::Exhausted { used, limit } = self.agent.budget.status() {
+            let message = format!(
+                "this session has used {used} tokens, its max_tokens_per_session of {limit}; start a new session or raise the limit"
+            );
+            let effects = self.turn_input(|t| t.stream_ended(Err(message)));
+            self.apply(effects);
+            return;
+        }
         let Some(turn) = self.agent.turn.as_ref() else { return };
         let tools = vec![shell_tool()];
         // The window less room for the answer and the tool definitions.
@@ -562,7 +574,15 @@ impl Session {
         let effects = match event {
             Some(Ok(ev)) => {
                 match &ev {
-                    StreamEvent::Usage(u) => self.agent.call_usage = Some(*u),
+                    StreamEvent::Usage(u) => {
+                        self.agent.call_usage = Some(*u);
+                        if let BudgetStatus::Warn { used, limit } = self.agent.budget.record(u) {
+                            let out = self.agent.render.notice(&format!(
+                                "this session has used {used} of its {limit} tokens (max_tokens_per_session)"
+                            ));
+                            self.show(&out);
+                        }
+                    }
                     StreamEvent::Stop(s) => self.agent.call_stop = Some(s.clone()),
                     StreamEvent::TextDelta(_) | StreamEvent::ThinkingDelta(_) => self.agent.call_shown = true,
                     _ => {}
