@@ -491,3 +491,43 @@ fn the_session_token_budget_warns_then_stops_new_calls() {
     wait_prompt(&t, 3);
     assert_eq!(server.request_count(), n, "no call past the budget");
 }
+
+const CHATTY: &str = r#"
+repeat = true
+
+[[turn]]
+text = "Printing a lot."
+tool_calls = [{ name = "shell", input = { command = "head -c 6000 /dev/zero | tr '\\0' x; echo" } }]
+
+[[turn]]
+text = "Printed."
+"#;
+
+#[test]
+fn a_long_session_stays_inside_the_context_window() {
+    let home = Home::new();
+    home.write(
+        ".config/unixagent/config.toml",
+        "[backend]\ndefault = \"anthropic\"\n[backend.anthropic]\nkind = \"anthropic\"\ncontext_window = 8000\n",
+    );
+    let server = model(CHATTY);
+    let mut t = start_with(&home, "bash", &server);
+    for round in 1..=6 {
+        let n = prompts(&t);
+        t.send(format!("# round {round}\r"));
+        t.wait_for("question", |s| s.count(b"[y] run") >= round);
+        t.send("y");
+        wait_prompt(&t, n + 1);
+    }
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 12);
+    for (i, r) in reqs.iter().enumerate() {
+        // The same estimate unixagent uses (2 tokens per 7 characters),
+        // over the whole request as sent: system, messages and tools.
+        let tokens = String::from_utf8_lossy(&r.body).chars().count() * 2 / 7;
+        assert!(tokens <= 8000, "request {i} is about {tokens} tokens");
+    }
+    let last = String::from_utf8_lossy(&reqs[11].body).to_string();
+    assert!(!last.contains("round 1"), "the oldest turn should have been dropped");
+    assert!(last.contains("round 6"));
+}
