@@ -333,10 +333,13 @@ fn the_model_sees_what_the_user_ran_scrubbed_and_the_journal_rebuilds_every_call
     let server = model(RUN_ONE);
     let mut t = start_with(&home, "bash", &server);
     run(&mut t, "echo user-did-$((2+3)); echo token=ghp_abcdefghijklmnopqrstuvwxyz0123456789");
+    let n = prompts(&t);
     t.send("# what now\r");
     t.wait_text("[y] run");
     t.send("y");
     t.wait_text("All done");
+    // The turn is over (and journaled) once the prompt is back.
+    wait_prompt(&t, n + 1);
     let reqs = server.wait_until(WAIT, |r| r.len() >= 2).unwrap();
     let system = |i: usize| -> String {
         match &reqs[i].json()["system"] {

@@ -115,9 +115,13 @@ async fn run_async(opts: Options) -> anyhow::Result<i32> {
     }
     reset_job_control_signals();
     let pty = Pty::spawn(&launch, cols, rows, &env)?;
+    // Readable only: the PTY turns writable every time the shell drains
+    // its input, and watching that would wake the loop for nothing on
+    // every keystroke. Writes that do not fit watch a second descriptor
+    // only for as long as they wait (see `writer` in `Session::run`).
     // SAFETY: an OwnedFd is a valid open descriptor that stays open and
     // unchanged for as long as the AsyncFd owns it.
-    let master = unsafe { AsyncFd::register(pty.clone_fd()?) }
+    let master = unsafe { AsyncFd::register_with_interest(pty.clone_fd()?, tokio::io::Interest::READABLE) }
         .map_err(|e| std::io::Error::other(e.to_string()))
         .context("watching the PTY")?;
     // A one-shot run without a terminal leaves terminal modes alone and
@@ -288,7 +292,18 @@ impl Session {
         let mut keys_open = keys.is_some();
         let (_never, idle) = mpsc::channel(1);
         let mut keys = keys.unwrap_or(idle);
+        let mut writer: Option<AsyncFd<OwnedFd>> = None;
         loop {
+            if self.to_shell.is_empty() {
+                writer = None;
+            } else if writer.is_none() && pty_open {
+                writer = self
+                    .pty
+                    .clone_fd()
+                    .ok()
+                    // SAFETY: as for `master`: the AsyncFd owns the descriptor.
+                    .and_then(|fd| unsafe { AsyncFd::register_with_interest(fd, tokio::io::Interest::WRITABLE) }.ok());
+            }
             if let Some(code) = self.exit_now {
                 return code;
             }
@@ -319,7 +334,7 @@ impl Session {
                         Err(_would_block) => {}
                     }
                 }
-                ready = master.writable(), if pty_open && !self.to_shell.is_empty() => {
+                ready = writable(&writer), if pty_open && writer.is_some() => {
                     if let Ok(mut guard) = ready {
                         let pending = std::mem::take(&mut self.to_shell);
                         match guard.try_io(|fd| nix::unistd::write(fd.get_ref(), &pending).map_err(std::io::Error::from)) {
@@ -515,6 +530,16 @@ impl Session {
                 _ => break,
             }
         }
+    }
+}
+
+/// Waits until the queued-write descriptor can take bytes.
+async fn writable(
+    writer: &Option<AsyncFd<OwnedFd>>,
+) -> std::io::Result<tokio::io::unix::AsyncFdReadyGuard<'_, OwnedFd>> {
+    match writer {
+        Some(w) => w.writable().await,
+        None => std::future::pending().await,
     }
 }
 
