@@ -34,5 +34,20 @@ test:
 doc:
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --workspace --no-deps
 
+# Throughput, echo latency, startup and idle cost of the PTY proxy, next to
+# `script -q` and a bare PTY; then the agent loop's latencies (a text chunk
+# to the screen, a tool call to the shell). UA_BENCH_QUICK=1 runs a short
+# version.
+bench:
+	$(CARGO) build --release -p unixagent
+	$(CARGO) bench -p unixagent --bench proxy
+	$(CARGO) bench -p unixagent --bench agent
+
+# Each fuzz target (or those in FUZZ_TARGETS) for FUZZ_SECONDS (default 30)
+# on stable Rust; installs cargo-fuzz if missing and fails if a target
+# crashes or hangs. See fuzz/README.md.
+fuzz:
+	CARGO="$(CARGO)" ./fuzz/run.sh $(FUZZ_TARGETS)
+
 clean:
 	$(CARGO) clean

@@ -16,8 +16,16 @@ pub fn model(scenario: &str) -> FakeProvider {
     FakeProvider::start(Scenario::from_toml(scenario).expect("scenario")).expect("fake provider")
 }
 
-/// unixagent over `shell`, talking to `server` (instead of the home's model) in the Anthropic format.
+/// unixagent over `shell`, talking to `server` (instead of the home's
+/// model) in the Anthropic format. Unless the test configured otherwise,
+/// every command asks (`confirm_mode = "each"`) and the judge is off, so
+/// tests of the turn do not depend on how the policy rates their commands
+/// and the judge takes no scripted answer.
 pub fn start_with(home: &Home, shell: &str, server: &FakeProvider) -> Term {
+    let config = home.path().join(".config/unixagent/config.toml");
+    if !config.exists() {
+        home.write(".config/unixagent/config.toml", "[shell]\nconfirm_mode = \"each\"\n[judge]\nmode = \"off\"\n");
+    }
     let t = home
         .spawn(shell)
         .env("ANTHROPIC_BASE_URL", server.base_url())
@@ -194,6 +202,7 @@ fn edit_runs_what_the_editor_saved() {
     // An "editor" that rewrites the command file, as a person would.
     home.write("bin/fake-editor", "#!/bin/sh\nprintf 'echo edited-%s\\n' \"$((40+2))\" > \"$1\"\n");
     let editor = home.path().join("bin/fake-editor");
+    home.write(".config/unixagent/config.toml", "[shell]\nconfirm_mode = \"each\"\n[judge]\nmode = \"off\"\n");
     std::fs::set_permissions(&editor, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     let server = model(EDITABLE);
     let mut t = home
@@ -421,9 +430,9 @@ const PLAN: &str = r#"
 [[turn]]
 text = "Three steps."
 tool_calls = [
-  { name = "shell", input = { command = "echo step-$((0+1))" } },
-  { name = "shell", input = { command = "echo step-$((1+1))" } },
-  { name = "shell", input = { command = "echo step-$((2+1))" } },
+  { name = "shell", input = { command = "echo step-$((0+1)) | tee -a steps.txt" } },
+  { name = "shell", input = { command = "echo step-$((1+1)) | tee -a steps.txt" } },
+  { name = "shell", input = { command = "echo step-$((2+1)) | tee -a steps.txt" } },
 ]
 
 [[turn]]
@@ -438,7 +447,7 @@ fn plan_mode_shows_the_plan_and_one_approval_runs_it() {
     let mut t = start_with(&home, "zsh", &server);
     t.send("# three things\r");
     t.wait_text("plan:");
-    t.wait_text("3. echo step-$((2+1))");
+    t.wait_text("3. echo step-$((2+1)) | tee -a steps.txt");
     t.wait_text("[y] run");
     t.send("y");
     t.wait_text("All three ran.");
@@ -464,7 +473,10 @@ text = "It timed out."
 #[test]
 fn a_command_past_its_timeout_is_interrupted_and_the_model_is_told() {
     let home = Home::new();
-    home.write(".config/unixagent/config.toml", "[agent]\ncommand_timeout_secs = 1\n");
+    home.write(
+        ".config/unixagent/config.toml",
+        "[shell]\nconfirm_mode = \"each\"\n[judge]\nmode = \"off\"\n[agent]\ncommand_timeout_secs = 1\n",
+    );
     let server = model(SLEEPER);
     let mut t = start_with(&home, "bash", &server);
     t.send("# wait\r");
@@ -479,7 +491,10 @@ fn a_command_past_its_timeout_is_interrupted_and_the_model_is_told() {
 #[test]
 fn the_session_token_budget_warns_then_stops_new_calls() {
     let home = Home::new();
-    home.write(".config/unixagent/config.toml", "[backend]\nmax_tokens_per_session = 1500\n");
+    home.write(
+        ".config/unixagent/config.toml",
+        "[shell]\nconfirm_mode = \"each\"\n[judge]\nmode = \"off\"\n[backend]\nmax_tokens_per_session = 1500\n",
+    );
     let server = model(RUN_ONE);
     let mut t = start_with(&home, "bash", &server);
     t.send("# first\r");
@@ -511,7 +526,7 @@ fn a_long_session_stays_inside_the_context_window() {
     let home = Home::new();
     home.write(
         ".config/unixagent/config.toml",
-        "[backend]\ndefault = \"anthropic\"\n[backend.anthropic]\nkind = \"anthropic\"\ncontext_window = 8000\n",
+        "[shell]\nconfirm_mode = \"each\"\n[judge]\nmode = \"off\"\n[backend]\ndefault = \"anthropic\"\n[backend.anthropic]\nkind = \"anthropic\"\ncontext_window = 8000\n",
     );
     let server = model(CHATTY);
     let mut t = start_with(&home, "bash", &server);
@@ -533,4 +548,132 @@ fn a_long_session_stays_inside_the_context_window() {
     let last = String::from_utf8_lossy(&reqs[11].body).to_string();
     assert!(!last.contains("round 1"), "the oldest turn should have been dropped");
     assert!(last.contains("round 6"));
+}
+
+const POLICY_MIX: &str = r#"
+[[turn]]
+text = "Looking, then tidying."
+tool_calls = [
+  { name = "shell", input = { command = "echo looked-$((2*2))" } },
+  { name = "shell", input = { command = "rm -rf /" } },
+  { name = "shell", input = { command = "sudo true" } },
+]
+
+[[turn]]
+text = "Done with the mix."
+"#;
+
+#[test]
+fn the_policy_runs_read_only_commands_denies_the_deny_list_and_wants_yes_for_sudo() {
+    let home = Home::new();
+    // confirm_mode is auto: the default policy decides. The judge is off
+    // here (it has its own test below).
+    home.write(".config/unixagent/config.toml", "[judge]\nmode = \"off\"\n");
+    let server = model(POLICY_MIX);
+    let t =
+        home.spawn("bash").env("ANTHROPIC_BASE_URL", server.base_url()).env("ANTHROPIC_API_KEY", "test-key").start();
+    wait_prompt(&t, 1);
+    let mut t = t;
+    t.send("# look around\r");
+    // The read-only command ran without a question.
+    t.wait_text("looked-4");
+    // The deny list stopped `rm -rf /` without asking anyone.
+    t.wait_text("denied:");
+    // sudo asks for `yes` typed out; `y` and Enter is not enough.
+    t.wait_text("type yes to run it");
+    t.send("y\r");
+    t.wait_text("Done with the mix.");
+    let results = tool_results(&messages(&server, 1));
+    assert_eq!(results.len(), 3, "{results:?}");
+    assert!(results[0].0.contains("looked-4") && !results[0].1, "{results:?}");
+    assert!(results[1].0.contains("denied") && results[1].0.contains("deny:"), "{results:?}");
+    assert!(results[2].0.contains("skipped"), "{results:?}");
+
+    // Every decision is in the audit log, with who decided.
+    let audit = std::fs::read_to_string(home.path().join(".local/share/unixagent/audit.jsonl")).unwrap();
+    let records: Vec<Value> = audit.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let find = |cmd: &str| records.iter().filter(|r| r["command"] == cmd).cloned().collect::<Vec<_>>();
+    let echo = find("echo looked-$((2*2))");
+    assert!(echo.iter().any(|r| r["approver"] == "policy" && r["decision"] == "allow"), "{echo:?}");
+    assert!(echo.iter().any(|r| r["exit_code"] == 0), "{echo:?}");
+    let rm = find("rm -rf /");
+    assert!(
+        rm.iter().any(|r| r["decision"] == "deny" && r["rule"].as_str().unwrap_or("").starts_with("deny:")),
+        "{rm:?}"
+    );
+    let sudo = find("sudo true");
+    assert!(sudo.iter().any(|r| r["approver"] == "human"), "{sudo:?}");
+}
+
+const JUDGED: &str = r#"
+[[turn]]
+text = "Deleting the logs."
+tool_calls = [{ name = "shell", input = { command = "rm -rf logs" } }]
+
+# The judge's answer: a separate, non-streaming call.
+[[turn]]
+text = '{"verdict": "unsafe", "reason": "it deletes a whole directory", "safer_alternative": "rm logs/*.log"}'
+
+[[turn]]
+text = "Left them alone."
+"#;
+
+#[test]
+fn the_judge_sees_only_the_command_the_instruction_and_the_cwd_and_its_warning_is_shown() {
+    let home = Home::new();
+    home.write(".config/unixagent/config.toml", "[judge]\nmode = \"warn\"\n");
+    std::fs::create_dir_all(home.path().join("logs")).unwrap();
+    let server = model(JUDGED);
+    let mut t = start_with(&home, "bash", &server);
+    run(&mut t, "echo SECRET-SCREEN-TEXT");
+    t.send("# clean the logs\r");
+    t.wait_text("it deletes a whole directory");
+    t.wait_text("[y] run");
+    t.send("n");
+    t.wait_text("Left them alone.");
+    assert!(home.path().join("logs").exists());
+    let reqs = server.requests();
+    let judge = &reqs[1];
+    let body = String::from_utf8_lossy(&judge.body).to_string();
+    assert!(body.contains("rm -rf logs") && body.contains("clean the logs"), "{body}");
+    assert!(!body.contains("SECRET-SCREEN-TEXT"), "the judge saw terminal output: {body}");
+    assert!(judge.json()["tools"].as_array().is_none_or(|t| t.is_empty()), "{body}");
+}
+
+#[test]
+fn ctrl_c_at_a_question_ends_the_turn_without_running_anything() {
+    let home = Home::new();
+    let server = model(ASK_THEN_ANSWER);
+    let mut t = start_with(&home, "zsh", &server);
+    t.send("# make a file\r");
+    t.wait_text("[y] run");
+    let n = prompts(&t);
+    t.send("\x03");
+    wait_prompt(&t, n + 1);
+    assert!(!home.path().join("should-not-exist").exists());
+    assert_eq!(server.request_count(), 1);
+    run(&mut t, "echo after-ctrl-c");
+    t.wait_text("after-ctrl-c");
+}
+
+#[test]
+fn no_color_means_no_colour_in_what_the_agent_draws() {
+    let home = Home::new();
+    let server = model(RUN_ONE);
+    home.write(".config/unixagent/config.toml", "[shell]\nconfirm_mode = \"each\"\n[judge]\nmode = \"off\"\n");
+    let mut t = home
+        .spawn("bash")
+        .env("ANTHROPIC_BASE_URL", server.base_url())
+        .env("ANTHROPIC_API_KEY", "test-key")
+        .env("NO_COLOR", "1")
+        .start();
+    wait_prompt(&t, 1);
+    let before = t.raw().len();
+    t.send("# colourless\r");
+    t.wait_text("[y] run");
+    t.send("y");
+    t.wait_text("All done");
+    let raw = t.raw();
+    let drawn = String::from_utf8_lossy(&raw[before..]).to_string();
+    assert!(!drawn.contains("\x1b[1;36m") && !drawn.contains("\x1b[2m"), "{drawn:?}");
 }

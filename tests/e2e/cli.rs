@@ -39,9 +39,40 @@ fn options_not_built_yet_say_so() {
     let out = ua(&home).args(["--json", "--shell", "/bin/sh", "-c", "echo ran"]).output().unwrap();
     assert_eq!(String::from_utf8_lossy(&out.stderr), "unixagent: --json is not available yet; ignoring it.\n");
     assert_eq!(String::from_utf8_lossy(&out.stdout), "ran\n");
+}
+
+#[test]
+fn policy_explain_exits_by_decision_and_check_validates_the_files() {
+    let home = Home::new();
+    let explain = |cmd: &str, json: bool| {
+        let mut c = ua(&home);
+        c.args(["policy", "explain"]).current_dir(home.path());
+        if json {
+            c.arg("--json");
+        }
+        c.arg(cmd).output().unwrap()
+    };
+    let out = explain("ls -la", false);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stdout));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("risk: read_only"));
+    let out = explain("git push origin main", false);
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stdout));
+    let out = explain("rm -rf /", true);
+    assert_eq!(out.status.code(), Some(2));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["outcome"], "deny");
+    assert_eq!(json["decided_by"]["rule"], "rm-root");
+
     let out = ua(&home).args(["policy", "check"]).output().unwrap();
-    assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("not available yet"));
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    // A broken policy file is named with its line, and explain refuses to guess.
+    home.write(".config/unixagent/policy.cedar", "permit(principal, action, resource)\nwhen { nonsense };\n");
+    let out = ua(&home).args(["policy", "check"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("policy.cedar"), "{err}");
+    let out = explain("ls", false);
+    assert_eq!(out.status.code(), Some(3));
 }
 
 #[test]

@@ -53,11 +53,16 @@ pub fn decoder_for(kind: Kind) -> Box<dyn Decoder> {
 /// eventsource-stream 0.2.3 handles neither edge itself: it strips a BOM
 /// by slicing one byte into the three-byte character (a panic), and a
 /// stream that ends in a lone CR leaves its last event undispatched.
+/// Because that slicing also hits a second BOM right after the first (or
+/// any text starting with byte `0xEF`), output that would start with
+/// `0xEF` gets an empty comment line, `:\n`, in front: the SSE rules
+/// ignore it, and the framing never sees a BOM first.
 #[derive(Debug, Default)]
 pub struct Prefilter {
     bom_done: bool,
     held: Vec<u8>,
     pending_cr: bool,
+    emitted: bool,
 }
 
 const BOM: &[u8] = b"\xEF\xBB\xBF";
@@ -106,6 +111,12 @@ impl Prefilter {
                 self.pending_cr = true;
             } else {
                 out.push(b);
+            }
+        }
+        if !self.emitted && !out.is_empty() {
+            self.emitted = true;
+            if out[0] == BOM[0] {
+                out.splice(0..0, *b":\n");
             }
         }
         out
@@ -235,9 +246,19 @@ mod tests {
     fn prefilter_strips_a_bom_split_anywhere() {
         assert_eq!(run(&[b"\xEF\xBB\xBFdata: x\n"]), b"data: x\n");
         assert_eq!(run(&[b"\xEF", b"\xBB", b"\xBF", b"d"]), b"d");
-        assert_eq!(run(&[b"\xEF\xBB"]), b"\xEF\xBB", "a lone prefix is kept");
-        assert_eq!(run(&[b"\xEFx"]), b"\xEFx");
+        assert_eq!(run(&[b"\xEF\xBB"]), b":\n\xEF\xBB", "a lone prefix is kept, behind a comment");
+        assert_eq!(run(&[b"\xEFx"]), b":\n\xEFx");
         assert_eq!(run(&[b"a\xEF\xBB\xBF"]), b"a\xEF\xBB\xBF", "only at the start");
+    }
+
+    #[test]
+    fn prefilter_never_lets_the_framing_see_a_bom_first() {
+        let twice = b"\xEF\xBB\xBF\xEF\xBB\xBFx";
+        assert_eq!(run(&[twice]), b":\n\xEF\xBB\xBFx");
+        let chunks: Vec<&[u8]> = twice.chunks(1).collect();
+        assert_eq!(run(&chunks), b":\n\xEF\xBB\xBFx", "split bytewise");
+        assert_eq!(run(&[b"\xEF\xBB\xBF", b"\xEF\xBF\xBD"]), b":\n\xEF\xBF\xBD");
+        assert_eq!(run(&[b"\xEF\xBB\xBF", b"\r", b"\xEF"]), b"\n\xEF", "only the first output byte counts");
     }
 
     #[test]

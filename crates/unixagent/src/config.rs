@@ -21,7 +21,7 @@ pub struct Config {
     pub context: ContextConfig,
     pub backend: Option<toml::Table>,
     pub policy: Option<toml::Table>,
-    pub judge: Option<toml::Table>,
+    pub judge: crate::agent::gate::JudgeSettings,
     pub journal: Option<toml::Table>,
     pub sandbox: Option<toml::Table>,
 }

@@ -11,6 +11,7 @@ mod config;
 mod editor;
 mod keyboard;
 mod pipe;
+mod policy_cmd;
 mod session;
 mod shell;
 mod sink;
@@ -43,8 +44,11 @@ fn run(cli: cli::Cli, login_by_name: bool) -> anyhow::Result<i32> {
     for opt in cli.unavailable() {
         eprintln!("unixagent: {opt} is not available yet; ignoring it.");
     }
-    if let Some(cli::Sub::Policy { .. }) = &cli.sub {
-        anyhow::bail!("`unixagent policy` is not available yet.");
+    if let Some(cli::Sub::Policy { action }) = &cli.sub {
+        return Ok(match action {
+            cli::PolicyAction::Explain { json, command } => policy_cmd::explain(command, *json),
+            cli::PolicyAction::Check => policy_cmd::check(),
+        });
     }
     // A broken config must never lock anyone out of their shell (unixagent
     // may be the login shell): report it and carry on with defaults.
@@ -74,6 +78,7 @@ fn run(cli: cli::Cli, login_by_name: bool) -> anyhow::Result<i32> {
         include_env: cfg.context.include_env.clone(),
         terminal_lines: cfg.context.terminal_lines,
         confirm: confirm_mode(cfg.shell.confirm_mode.as_deref()),
+        judge: cfg.judge.clone(),
     };
     if let Some(string) = &cli.command {
         if is_instruction(string) {

@@ -1,6 +1,7 @@
 mod decode;
 mod errors;
 mod fuzz_corpus;
+mod fuzz_regressions;
 mod resilience;
 mod roundtrip;
 mod sse_edges;

@@ -4,10 +4,12 @@
 //! - [`turn`]: one turn as a pure state machine (no I/O).
 //! - [`backend`]: the model provider chain, built from config on first use.
 //! - [`render`]: how the turn looks on the terminal.
+//! - [`gate`]: the safety pipeline (`ua-policy`) as the agent uses it.
 //! - [`capture`]: a command's output between its 133;C and 133;D markers.
 
 pub mod backend;
 pub mod capture;
+pub mod gate;
 pub mod render;
 pub mod turn;
 

@@ -283,6 +283,7 @@ mod tests {
             reason: "asks".into(),
             note: Some("deletes every log".into()),
             strong: false,
+            rewritten: None,
         };
         let out = r.proposal(&p, &v);
         assert_eq!(out, "\r\n❯ rm *.log  ▐ destructive\r\n  ⚠ deletes every log\r\n");

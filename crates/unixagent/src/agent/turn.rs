@@ -63,6 +63,8 @@ pub struct Verdict {
     pub note: Option<String>,
     /// Approval must be typed out as `yes`.
     pub strong: bool,
+    /// The command as a hook rewrote it, to run instead of the proposal.
+    pub rewritten: Option<String>,
 }
 
 /// The human's answer to a proposal, or to a pause.
@@ -289,7 +291,10 @@ impl Turn {
     /// The gate's verdict on the proposal in [`Effect::Gate`].
     pub fn verdict(&mut self, verdict: Verdict) -> Vec<Effect> {
         let Phase::Gating(p) = &self.phase else { return Vec::new() };
-        let p = p.clone();
+        let mut p = p.clone();
+        if let Some(command) = &verdict.rewritten {
+            p.command = command.clone();
+        }
         match verdict.outcome {
             Outcome::Allow => self.run(p, verdict),
             Outcome::Ask => {

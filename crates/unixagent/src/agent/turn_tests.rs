@@ -10,7 +10,14 @@ fn shell_call(id: &str, command: &str) -> StreamEvent {
 }
 
 fn verdict(outcome: Outcome) -> Verdict {
-    Verdict { outcome, risk: "write".into(), reason: "the default mode asks".into(), note: None, strong: false }
+    Verdict {
+        outcome,
+        risk: "write".into(),
+        reason: "the default mode asks".into(),
+        note: None,
+        strong: false,
+        rewritten: None,
+    }
 }
 
 fn start() -> Turn {
@@ -267,4 +274,14 @@ fn usage_adds_up_over_calls() {
     answer(&mut turn, vec![usage(150, 20)]);
     assert_eq!(turn.usage().input_tokens, 250);
     assert_eq!(turn.usage().output_tokens, 30);
+}
+
+#[test]
+fn a_hook_rewrite_runs_the_rewritten_command() {
+    let mut turn = start();
+    answer(&mut turn, vec![shell_call("a", "rm -rf build")]);
+    let mut v = verdict(Outcome::Allow);
+    v.rewritten = Some("rm -rf ./build".into());
+    let effects = turn.verdict(v);
+    assert!(matches!(effects.as_slice(), [Effect::Run(p, _)] if p.command == "rm -rf ./build" && p.id == "a"));
 }

@@ -35,8 +35,11 @@ use super::{AgentOptions, Session};
 use crate::agent::ConfirmMode;
 use crate::agent::backend::{self, Built};
 use crate::agent::capture::Capture;
+use crate::agent::gate::{self, Gated, JudgeSettings, Policy};
 use crate::agent::render::{Renderer, SPINNER_FRAME};
 use crate::agent::turn::{Answer, Effect, End, Outcome, Proposal, Turn, Verdict};
+use ua_policy::gate::Request as PolicyRequest;
+use ua_policy::grants::Grants;
 
 /// Two Ctrl+C within this long end the turn at once.
 const DOUBLE_INTERRUPT: Duration = Duration::from_secs(1);
@@ -122,8 +125,23 @@ pub(super) struct AgentSide {
     /// when its prompt is back, as type-ahead does in a shell.
     typeahead: Vec<u8>,
     last_interrupt: Option<Instant>,
-    /// Commands approved with `a` for the rest of the session.
-    grants: Vec<String>,
+    /// Commands approved with `a` / `A` for the rest of the session.
+    grants: Grants,
+    /// The safety pipeline, loaded at the first proposal.
+    policy: Option<Arc<Policy>>,
+    /// The policy loading in the background since the first instruction.
+    policy_loader: Option<tokio::task::JoinHandle<(Policy, Vec<String>)>>,
+    /// A decision on its way.
+    pub(super) gating: Option<tokio::task::JoinHandle<GateDone>>,
+    /// The last decision, for the audit log.
+    gated: Option<Gated>,
+    audit_seq: u64,
+    audit_id: Option<String>,
+    audit_failed: bool,
+    /// The session's id (for audit records and the policy's requests).
+    pub(super) session_id: String,
+    /// The current instruction (hooks and the judge see it).
+    instruction: Option<String>,
     last_status: i32,
     /// The shell's state when the current instruction was given.
     snapshot: ContextSnapshot,
@@ -197,7 +215,16 @@ impl AgentSide {
             keys: KeyDecoder::new(),
             typeahead: Vec::new(),
             last_interrupt: None,
-            grants: Vec::new(),
+            grants: Grants::new(),
+            policy: None,
+            policy_loader: None,
+            gating: None,
+            gated: None,
+            audit_seq: 0,
+            audit_id: None,
+            audit_failed: false,
+            session_id: String::new(),
+            instruction: None,
             last_status: 0,
             snapshot: ContextSnapshot::default(),
             journal: None,
@@ -236,6 +263,29 @@ impl AgentSide {
 fn os_release() -> String {
     let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
     format!("{} {}", std::env::consts::OS, release.trim()).trim().to_string()
+}
+
+/// A gate decision, with the policy it was made by (loaded on first use).
+#[derive(Debug)]
+pub(super) struct GateDone {
+    proposal: Proposal,
+    gated: Gated,
+    policy: Arc<Policy>,
+    warnings: Vec<String>,
+}
+
+/// The result of a spawned task, once.
+pub(super) async fn join_once<T>(
+    task: &mut Option<tokio::task::JoinHandle<T>>,
+) -> Option<Result<T, tokio::task::JoinError>> {
+    match task {
+        Some(t) => {
+            let v = t.await;
+            *task = None;
+            Some(v)
+        }
+        None => std::future::pending().await,
+    }
 }
 
 /// The next event of the model's stream (the branch is disabled when
@@ -330,7 +380,13 @@ impl Session {
         };
         self.agent.turn_no += 1;
         self.agent.call_no = 0;
+        if self.agent.policy.is_none() && self.agent.policy_loader.is_none() {
+            // Load while the model thinks, so the first proposal does not wait.
+            let judge = self.agent.opts.judge.clone();
+            self.agent.policy_loader = Some(tokio::task::spawn_blocking(move || Policy::load(&judge)));
+        }
         self.journal(JournalEntry::Instruction { turn: self.agent.turn_no, text: text.to_string() });
+        self.agent.instruction = Some(text.to_string());
         let history = std::mem::take(&mut self.agent.history);
         let instruction = vec![ua_protocol::conversation::Block::text(text)];
         let (turn, effects) = Turn::start(history, instruction, self.agent.opts.limits);
@@ -371,33 +427,8 @@ impl Session {
                 }
                 Effect::Gate(p) => {
                     self.show_plan();
-                    let mut verdict = self.gate(&p);
-                    if verdict.outcome == Outcome::Allow
-                        && self.agent.opts.confirm == ConfirmMode::Each
-                        && verdict.risk != "granted"
-                        && self.agent.can_ask
-                    {
-                        verdict.outcome = Outcome::Ask;
-                        verdict.reason = format!("{} (confirm_mode = each asks anyway)", verdict.reason);
-                    }
-                    if verdict.outcome == Outcome::Ask && self.agent.plan_approved {
-                        verdict.outcome = Outcome::Allow;
-                        verdict.reason = "approved with the plan".into();
-                        self.journal_decision(&p, DecisionOutcome::Run, &verdict.reason, "human", &verdict.risk);
-                        let effects = self.turn_input(|t| t.verdict(verdict));
-                        queue.extend(effects);
-                        continue;
-                    }
-                    let outcome = match verdict.outcome {
-                        Outcome::Allow => Some((DecisionOutcome::Run, "policy")),
-                        Outcome::Deny => Some((DecisionOutcome::Denied, "policy")),
-                        Outcome::Ask => None,
-                    };
-                    if let Some((outcome, approver)) = outcome {
-                        let approver = if verdict.risk == "granted" { "grant" } else { approver };
-                        self.journal_decision(&p, outcome, &verdict.reason, approver, &verdict.risk);
-                    }
-                    self.turn_input(|t| t.verdict(verdict))
+                    self.start_gate(p);
+                    Vec::new()
                 }
                 Effect::Ask(p, v) => self.ask(&p, &v),
                 Effect::Notice(text) => {
@@ -619,32 +650,169 @@ impl Session {
 
     /// The gate. Until the safety pipeline decides, every command asks,
     /// except one the user allowed for the session with `a`.
-    fn gate(&mut self, p: &Proposal) -> Verdict {
+    /// Sends a proposal through the safety pipeline. The policy is loaded
+    /// on first use; hooks run on a blocking thread and the judge on the
+    /// network, so the loop goes on meanwhile and the answer comes back
+    /// through [`Session::on_gated`].
+    fn start_gate(&mut self, p: Proposal) {
         if self.icpt.mode() == ua_term::intercept::Mode::Heuristic {
-            return Verdict {
+            let verdict = Verdict {
                 outcome: Outcome::Deny,
                 risk: "unrated".into(),
                 reason: "shell integration is not working in this shell, so unixagent cannot run commands in it".into(),
                 note: None,
                 strong: false,
+                rewritten: None,
             };
+            self.on_verdict(p, verdict, None);
+            return;
         }
-        if self.agent.grants.iter().any(|g| g == &p.command) {
-            return Verdict {
-                outcome: Outcome::Allow,
-                risk: "granted".into(),
-                reason: "allowed for this session".into(),
-                note: None,
-                strong: false,
-            };
-        }
-        let outcome = if self.agent.can_ask { Outcome::Ask } else { Outcome::Deny };
-        let reason = if self.agent.can_ask {
-            "every command asks".to_string()
-        } else {
-            "approval is needed and there is no terminal to ask on".to_string()
+        let request = PolicyRequest {
+            command: p.command.clone(),
+            cwd: self.agent.snapshot.cwd.clone(),
+            session: self.agent.session_id.clone(),
+            depth: 0,
+            human_attached: self.agent.can_ask,
+            instruction: self.agent.instruction.clone(),
         };
-        Verdict { outcome, risk: "unrated".into(), reason, note: None, strong: false }
+        let policy = self.agent.policy.clone();
+        let loader = self.agent.policy_loader.take();
+        let judge = self.agent.opts.judge.clone();
+        let grants = self.agent.grants.clone();
+        let provider: Option<Arc<dyn Provider>> = self.agent.provider.clone().map(|p| p as Arc<dyn Provider>);
+        self.agent.spin_at = Some(Instant::now());
+        self.agent.gating = Some(tokio::spawn(async move {
+            let (policy, warnings) = match policy {
+                Some(p) => (p, Vec::new()),
+                None => {
+                    let loaded = match loader {
+                        Some(l) => l.await,
+                        None => tokio::task::spawn_blocking(move || Policy::load(&judge)).await,
+                    };
+                    match loaded {
+                        Ok((p, w)) => (Arc::new(p), w),
+                        Err(e) => {
+                            let (p, mut w) = Policy::load(&JudgeSettings::default());
+                            w.push(format!("loading the policy failed: {e}"));
+                            (Arc::new(p), w)
+                        }
+                    }
+                }
+            };
+            let gated = policy.decide(request, grants, provider).await;
+            GateDone { proposal: p, gated, policy, warnings }
+        }));
+    }
+
+    pub(super) fn on_gated(&mut self, done: Option<Result<GateDone, tokio::task::JoinError>>) {
+        self.agent.spin_at = None;
+        let out = self.agent.render.clear();
+        self.show(&out);
+        let Some(Ok(done)) = done else {
+            // Cancelled (the turn ended) or the task failed: nothing to do
+            // for a turn that is gone; a live one is told.
+            if self.agent.turn.as_ref().is_some_and(|t| t.current().is_some()) {
+                let effects = self.turn_input(|t| t.cancel());
+                self.apply(effects);
+            }
+            return;
+        };
+        if self.agent.policy.is_none() {
+            for w in &done.warnings {
+                let out = self.agent.render.notice(&format!("unixagent: {w}"));
+                self.show(&out);
+            }
+            self.agent.policy = Some(done.policy);
+        }
+        let verdict = done.gated.verdict.clone();
+        self.agent.gated = Some(done.gated);
+        self.on_verdict(done.proposal, verdict, Some(()));
+    }
+
+    /// Applies the confirm mode to the gate's verdict and hands it to the
+    /// turn.
+    fn on_verdict(&mut self, p: Proposal, mut verdict: Verdict, from_policy: Option<()>) {
+        let granted = self
+            .agent
+            .gated
+            .as_ref()
+            .and_then(|g| g.decision.as_ref())
+            .is_some_and(|d| matches!(d.decided_by, ua_policy::gate::DecidedBy::Grant { .. }));
+        if verdict.outcome == Outcome::Allow
+            && self.agent.opts.confirm == ConfirmMode::Each
+            && !granted
+            && self.agent.can_ask
+        {
+            verdict.outcome = Outcome::Ask;
+            verdict.reason = format!("{} (confirm_mode = each asks anyway)", verdict.reason);
+        }
+        if verdict.outcome == Outcome::Ask && self.agent.plan_approved {
+            verdict.outcome = Outcome::Allow;
+            verdict.reason = "approved with the plan".into();
+            self.journal_decision(&p, DecisionOutcome::Run, &verdict.reason, "human", &verdict.risk);
+            self.audit_human(true);
+        } else {
+            let outcome = match verdict.outcome {
+                Outcome::Allow => Some(DecisionOutcome::Run),
+                Outcome::Deny => Some(DecisionOutcome::Denied),
+                Outcome::Ask => None,
+            };
+            if let Some(outcome) = outcome {
+                let approver = if granted { "grant" } else { "policy" };
+                self.journal_decision(&p, outcome, &verdict.reason, approver, &verdict.risk);
+                if from_policy.is_some() {
+                    self.audit_decision();
+                }
+            }
+        }
+        if let Some(rewritten) = &verdict.rewritten {
+            let out = self.agent.render.notice(&format!("a hook rewrote the command: {rewritten}"));
+            self.show(&out);
+        }
+        let effects = self.turn_input(|t| t.verdict(verdict));
+        self.apply(effects);
+    }
+
+    fn audit(&mut self, record: ua_policy::audit::Record) {
+        let Some(policy) = self.agent.policy.clone() else { return };
+        if let Err(e) = policy.audit(&record)
+            && !self.agent.audit_failed
+        {
+            self.agent.audit_failed = true;
+            let out = self.agent.render.notice(&format!("unixagent: {e}"));
+            self.show(&out);
+        }
+    }
+
+    fn next_audit_id(&mut self) -> String {
+        self.agent.audit_seq += 1;
+        format!("{}-{}", self.agent.session_id, self.agent.audit_seq)
+    }
+
+    /// The policy's own decision (allow, deny, or the question it asked).
+    fn audit_decision(&mut self) {
+        let Some(g) = self.agent.gated.clone() else { return };
+        let Some(d) = &g.decision else { return };
+        let id = self.next_audit_id();
+        self.agent.audit_id = Some(id.clone());
+        self.audit(ua_policy::audit::Record::decision(id, &g.request, d));
+    }
+
+    /// The person's answer to a question.
+    fn audit_human(&mut self, approved: bool) {
+        let Some(g) = self.agent.gated.clone() else { return };
+        let Some(d) = &g.decision else { return };
+        let id = self.next_audit_id();
+        self.agent.audit_id = Some(id.clone());
+        self.audit(ua_policy::audit::Record::human(id, &g.request, d, approved));
+    }
+
+    /// How an approved command ended.
+    fn audit_outcome(&mut self, exit_code: i32, duration: Duration) {
+        let Some(g) = self.agent.gated.clone() else { return };
+        let Some(d) = &g.decision else { return };
+        let id = self.agent.audit_id.clone().unwrap_or_else(|| self.next_audit_id());
+        self.audit(ua_policy::audit::Record::outcome(id, &g.request, d, Some(exit_code), duration));
     }
 
     fn ask(&mut self, p: &Proposal, v: &Verdict) -> Vec<Effect> {
@@ -669,7 +837,11 @@ impl Session {
                 Answer::Quit | Answer::Steer(_) => DecisionOutcome::Stopped,
             };
             let risk = self.agent.asked_risk.clone();
+            let approved = matches!(answer, Answer::Run);
             self.journal_decision(&p, outcome, "the user", "human", &risk);
+            if !matches!(answer, Answer::Edit(_)) {
+                self.audit_human(approved);
+            }
         }
         let effects = self.turn_input(|t| t.answer(answer));
         // A Run effect right after an answer must not draw the line again.
@@ -739,11 +911,19 @@ impl Session {
                 self.show("q");
                 self.answer(Answer::Quit)
             }
-            (Asking::Key, Key::Char('a' | 'A')) => {
+            (Asking::Key, Key::Char('a')) => {
                 self.show("a");
                 if let Some(p) = self.agent.turn.as_ref().and_then(|t| t.current()) {
-                    let command = p.command.clone();
-                    self.agent.grants.push(command);
+                    let grant = gate::grant_exact(&p.command);
+                    self.agent.grants.add(grant);
+                }
+                self.answer(Answer::Run)
+            }
+            (Asking::Key, Key::Char('A')) => {
+                self.show("A");
+                if let Some(p) = self.agent.turn.as_ref().and_then(|t| t.current()) {
+                    let grant = gate::grant_program(&p.command).unwrap_or_else(|| gate::grant_exact(&p.command));
+                    self.agent.grants.add(grant);
                 }
                 self.answer(Answer::Run)
             }
@@ -851,6 +1031,7 @@ impl Session {
             reason: String::new(),
             note: None,
             strong: false,
+            rewritten: None,
         })
     }
 
@@ -885,6 +1066,9 @@ impl Session {
 
     fn cancel_turn(&mut self) {
         self.agent.stream = None;
+        if let Some(task) = self.agent.gating.take() {
+            task.abort();
+        }
         self.agent.call_pending = false;
         self.agent.asking = None;
         let effects = self.turn_input(|t| t.cancel());
@@ -1072,6 +1256,7 @@ impl Session {
             truncated,
             duration_ms: u64::try_from(r.began.elapsed().as_millis()).unwrap_or(u64::MAX),
         });
+        self.audit_outcome(code, r.began.elapsed());
         let effects = self.turn_input(|t| t.command_done(code, framed));
         self.apply(effects);
     }

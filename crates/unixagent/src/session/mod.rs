@@ -69,6 +69,8 @@ pub struct AgentOptions {
     /// Lines of recent terminal output sent with an instruction.
     pub terminal_lines: usize,
     pub confirm: crate::agent::ConfirmMode,
+    /// `[judge]` settings for the safety pipeline.
+    pub judge: crate::agent::gate::JudgeSettings,
 }
 
 /// Runs the interactive session; returns the shell's exit status.
@@ -159,6 +161,7 @@ async fn run_async(opts: Options) -> anyhow::Result<i32> {
         exit_now: None,
     };
     s.agent.journal = journal;
+    s.agent.session_id = id.clone();
     s.journal(ua_protocol::journal::JournalEntry::SessionStart {
         session: id,
         pid: std::process::id(),
@@ -357,6 +360,9 @@ impl Session {
                 }
                 built = agent::recv_once(&mut self.agent.building), if self.agent.building.is_some() => {
                     self.on_backend_built(built);
+                }
+                gated = agent::join_once(&mut self.agent.gating), if self.agent.gating.is_some() => {
+                    self.on_gated(gated);
                 }
                 edited = agent::recv_once(&mut self.agent.editing), if self.agent.editing.is_some() => {
                     self.on_edited(edited);

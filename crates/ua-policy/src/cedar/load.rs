@@ -1,0 +1,202 @@
+//! Reading policy files into layers: placeholder substitution, parsing,
+//! schema validation, and error messages that name the file and line.
+
+use super::ACTIONS;
+use super::{Layer, PolicyInfo};
+use crate::error::PolicyError;
+use crate::policy_toml::{self, Modes};
+use cedar_policy::{
+    ActionConstraint, Effect, EntityId, EntityTypeName, EntityUid, PolicyId, PolicySet, Schema, ValidationMode,
+    Validator,
+};
+use miette::Diagnostic;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+/// The built-in schema text.
+pub const SCHEMA: &str = include_str!("../../policy/schema.cedarschema");
+/// The built-in policy text (with placeholders).
+pub const DEFAULT_POLICY: &str = include_str!("../../policy/default.cedar");
+
+/// The directories substituted for `${HOME}`, `${CONFIG_DIR}` and
+/// `${DATA_DIR}` in Cedar files.
+#[derive(Debug, Clone)]
+pub struct Places {
+    /// The user's home directory.
+    pub home: String,
+    /// unixagent's config directory.
+    pub config_dir: String,
+    /// unixagent's data directory (audit log, sessions).
+    pub data_dir: String,
+}
+
+impl Places {
+    /// Replaces the placeholders. Values are escaped for a Cedar string, and
+    /// never contain a newline, so line numbers stay those of the file.
+    pub fn substitute(&self, text: &str) -> String {
+        let esc = |s: &str| {
+            let q = policy_toml::quote(s);
+            q[1..q.len() - 1].to_string()
+        };
+        let parents = self.protected_parents();
+        let set = format!("[{}]", parents.iter().map(|p| policy_toml::quote(p)).collect::<Vec<_>>().join(", "));
+        text.replace("${HOME}", &esc(&self.home))
+            .replace("${CONFIG_DIR}", &esc(&self.config_dir))
+            .replace("${DATA_DIR}", &esc(&self.data_dir))
+            .replace("${PROTECTED_PARENTS}", &set)
+    }
+
+    /// `/`, the home directory, and every directory above the config and
+    /// data directories: removing or moving one of them removes unixagent's
+    /// own files, which no `resource in Directory` rule can see.
+    pub fn protected_parents(&self) -> Vec<String> {
+        let mut out = vec!["/".to_string(), self.home.clone()];
+        for dir in [&self.config_dir, &self.data_dir] {
+            let mut p = Path::new(dir.as_str()).parent();
+            while let Some(d) = p {
+                let s = d.to_string_lossy().into_owned();
+                if !s.is_empty() && !out.contains(&s) {
+                    out.push(s);
+                }
+                p = d.parent();
+            }
+        }
+        out
+    }
+}
+
+/// Parses the built-in schema.
+pub fn schema() -> Result<Schema, PolicyError> {
+    Schema::from_cedarschema_str(SCHEMA)
+        .map(|(s, _warnings)| s)
+        .map_err(|e| PolicyError::Builtin(format!("schema: {e}")))
+}
+
+/// One policy file's text as loaded (after substitution, or as translated
+/// from policy.toml).
+#[derive(Debug, Clone)]
+pub struct Source {
+    /// Where it came from (shown in errors and decisions).
+    pub path: PathBuf,
+    /// The Cedar text.
+    pub text: String,
+    /// True for Cedar generated from policy.toml (errors cannot point at a
+    /// line of the TOML file).
+    pub generated: bool,
+}
+
+/// Builds one layer from sources, validating against the schema.
+pub fn layer(name: &str, sources: &[Source], modes: Modes, schema: &Schema) -> Result<Layer, PolicyError> {
+    let mut set = PolicySet::new();
+    let mut info = HashMap::new();
+    let mut origin: HashMap<PolicyId, usize> = HashMap::new();
+    for (fi, src) in sources.iter().enumerate() {
+        let parsed = PolicySet::from_str(&src.text).map_err(|e| located(src, &e, &e.to_string()))?;
+        if parsed.templates().next().is_some() {
+            return Err(PolicyError::Policy {
+                path: src.path.clone(),
+                line: 0,
+                message: "templates (policies with ?principal or ?resource) are not supported".into(),
+            });
+        }
+        // `from_str` numbers policies policy0, policy1… in source order.
+        let mut ids: Vec<(usize, PolicyId)> = parsed
+            .policies()
+            .filter_map(|p| {
+                let n = p.id().to_string().strip_prefix("policy")?.parse::<usize>().ok()?;
+                Some((n, p.id().clone()))
+            })
+            .collect();
+        ids.sort();
+        for (n, old) in ids {
+            let Some(p) = parsed.policy(&old) else { continue };
+            let id = PolicyId::new(format!("{name}/{fi}/{n}"));
+            let label = p.annotation("id").map_or_else(|| format!("#{}", n + 1), str::to_string);
+            info.insert(
+                id.clone(),
+                PolicyInfo {
+                    id: label,
+                    file: src.path.clone(),
+                    forbid: p.effect() == Effect::Forbid,
+                    reason: p.annotation("reason").map(str::to_string),
+                },
+            );
+            origin.insert(id.clone(), fi);
+            set.add(p.new_id(id)).map_err(|e| PolicyError::Builtin(e.to_string()))?;
+        }
+    }
+    let result = Validator::new(schema.clone()).validate(&set, ValidationMode::Strict);
+    if let Some(e) = result.validation_errors().next() {
+        let fi = origin.get(e.policy_id()).copied().unwrap_or(0);
+        let src = sources.get(fi).ok_or_else(|| PolicyError::Builtin(e.to_string()))?;
+        let name = info.get(e.policy_id()).map_or(String::new(), |i| format!("policy {}: ", i.id));
+        return Err(located(src, e, &format!("{name}{e}")));
+    }
+    let by_action = split_by_action(&set)?;
+    Ok(Layer { name: name.to_string(), by_action, info, modes })
+}
+
+/// One policy set per action, holding only the policies whose scope can
+/// match it. Cedar builds and evaluates every policy's condition for every
+/// request, so this cuts the work per request several times over (an
+/// `exec` request sees a handful of policies instead of all of them).
+/// Actions have no groups in the schema, so `action in [...]` is a list.
+fn split_by_action(set: &PolicySet) -> Result<Vec<(&'static str, PolicySet)>, PolicyError> {
+    let mut out = Vec::new();
+    for action in ACTIONS {
+        let uid = EntityUid::from_type_name_and_id(
+            EntityTypeName::from_str("Action").map_err(|e| PolicyError::Builtin(e.to_string()))?,
+            EntityId::new(action),
+        );
+        let mut part = PolicySet::new();
+        for p in set.policies() {
+            let applies = match p.action_constraint() {
+                ActionConstraint::Any => true,
+                ActionConstraint::Eq(a) => a == uid,
+                ActionConstraint::In(list) => list.contains(&uid),
+            };
+            if applies {
+                part.add(p.clone()).map_err(|e| PolicyError::Builtin(e.to_string()))?;
+            }
+        }
+        out.push((action, part));
+    }
+    Ok(out)
+}
+
+/// An error for `src` at the first labelled span of `diag`.
+fn located(src: &Source, diag: &dyn Diagnostic, message: &str) -> PolicyError {
+    let offset = diag.labels().and_then(|mut l| l.next()).map(|l| l.offset());
+    let line = match (offset, src.generated) {
+        (Some(off), false) => src.text.get(..off).map_or(0, |t| t.matches('\n').count() + 1),
+        _ => 0,
+    };
+    let mut message = message.replace('\n', " ");
+    if let Some(help) = diag.help() {
+        message = format!("{message} ({help})");
+    }
+    PolicyError::Policy { path: src.path.clone(), line, message }
+}
+
+/// Reads a Cedar file and substitutes placeholders.
+pub fn read_cedar(path: &Path, places: &Places) -> Result<Source, PolicyError> {
+    let text = std::fs::read_to_string(path).map_err(|source| PolicyError::Io { path: path.to_path_buf(), source })?;
+    Ok(Source { path: path.to_path_buf(), text: places.substitute(&text), generated: false })
+}
+
+/// Reads and translates a policy.toml.
+pub fn read_toml(path: &Path, places: &Places) -> Result<(Source, Modes), PolicyError> {
+    let text = std::fs::read_to_string(path).map_err(|source| PolicyError::Io { path: path.to_path_buf(), source })?;
+    let t = policy_toml::translate(path, &text, &places.home)?;
+    Ok((Source { path: path.to_path_buf(), text: t.cedar, generated: true }, t.modes))
+}
+
+/// The built-in policy as a source.
+pub fn builtin(places: &Places) -> Source {
+    Source {
+        path: PathBuf::from("<built-in default.cedar>"),
+        text: places.substitute(DEFAULT_POLICY),
+        generated: false,
+    }
+}

@@ -1,0 +1,282 @@
+//! From an [`Analysis`] to Cedar entities and requests.
+//!
+//! Entities and contexts are built directly as Cedar values: building them
+//! from JSON costs several times the evaluation itself.
+
+use crate::classify::Analysis;
+use crate::paths;
+use cedar_policy::{Context, Entities, Entity, EntityId, EntityTypeName, EntityUid, RestrictedExpression};
+use std::collections::{HashMap, HashSet};
+use std::str::FromStr;
+
+/// Who proposes the command, and where it runs.
+#[derive(Debug, Clone, Copy)]
+pub struct Subject<'a> {
+    /// Session id (the principal's id).
+    pub session: &'a str,
+    /// Agent nesting depth (0 = started by a human).
+    pub depth: u32,
+    /// Whether a human can answer prompts.
+    pub human_attached: bool,
+    /// Absolute working directory of the command.
+    pub cwd: &'a str,
+    /// The user's home, for `~`.
+    pub home: &'a str,
+}
+
+/// One Cedar question about the command.
+#[derive(Debug, Clone)]
+pub(crate) struct Query {
+    pub action: &'static str,
+    pub resource: EntityUid,
+    /// The program asking, for `context.program`.
+    pub program: String,
+    /// For people: `write /home/u/x`, `exec rm -rf x`, `connect example.com`.
+    pub label: String,
+}
+
+/// Type names, parsed once.
+#[derive(Debug, Clone)]
+pub(crate) struct Types {
+    agent: EntityTypeName,
+    command: EntityTypeName,
+    file: EntityTypeName,
+    directory: EntityTypeName,
+    host: EntityTypeName,
+    action: EntityTypeName,
+}
+
+impl Types {
+    pub fn new() -> Result<Types, String> {
+        let t = |s: &str| EntityTypeName::from_str(s).map_err(|e| e.to_string());
+        Ok(Types {
+            agent: t("Agent")?,
+            command: t("Command")?,
+            file: t("File")?,
+            directory: t("Directory")?,
+            host: t("Host")?,
+            action: t("Action")?,
+        })
+    }
+
+    pub fn action(&self, name: &str) -> EntityUid {
+        EntityUid::from_type_name_and_id(self.action.clone(), EntityId::new(name))
+    }
+
+    fn uid(&self, ty: &EntityTypeName, id: &str) -> EntityUid {
+        EntityUid::from_type_name_and_id(ty.clone(), EntityId::new(id))
+    }
+}
+
+/// Everything one decision evaluates.
+#[derive(Debug)]
+pub(crate) struct Batch {
+    pub entities: Entities,
+    pub principal: EntityUid,
+    pub queries: Vec<Query>,
+    pub cwd: EntityUid,
+}
+
+struct Builder<'t> {
+    types: &'t Types,
+    entities: HashMap<EntityUid, Entity>,
+}
+
+impl Builder<'_> {
+    fn str(s: &str) -> RestrictedExpression {
+        RestrictedExpression::new_string(s.to_string())
+    }
+
+    /// Adds `Directory::path` and its ancestors; returns its uid.
+    fn directory(&mut self, path: &str) -> Result<EntityUid, String> {
+        let uid = self.types.uid(&self.types.directory, path);
+        if self.entities.contains_key(&uid) {
+            return Ok(uid);
+        }
+        let mut parents = HashSet::new();
+        if let Some(parent) = parent_of(path) {
+            parents.insert(self.directory(parent)?);
+        }
+        // No attributes: `Entity::new` evaluates each attribute, and
+        // directories are the most numerous entities of a request.
+        self.entities.insert(uid.clone(), Entity::new_no_attrs(uid.clone(), parents));
+        Ok(uid)
+    }
+
+    /// Adds `File::path`, `in` its parent directory and in the directory of
+    /// its own path (the operand may be a directory: `rm -r ~/.ssh`).
+    /// `glob` marks the directory a glob starts in, asked about on the
+    /// glob's behalf (its id is prefixed so it stays apart from the same
+    /// path named plainly).
+    fn file(&mut self, path: &str, glob: bool) -> Result<EntityUid, String> {
+        let id = if glob { format!("glob:{path}") } else { path.to_string() };
+        let uid = self.types.uid(&self.types.file, &id);
+        if self.entities.contains_key(&uid) {
+            return Ok(uid);
+        }
+        let parents = HashSet::from([self.directory(path)?]);
+        let name = path.rsplit('/').next().unwrap_or(path);
+        let attrs = HashMap::from([
+            ("path".to_string(), Self::str(path)),
+            ("name".to_string(), Self::str(name)),
+            ("glob".to_string(), RestrictedExpression::new_bool(glob)),
+        ]);
+        let e = Entity::new(uid.clone(), attrs, parents).map_err(|e| e.to_string())?;
+        self.entities.insert(uid.clone(), e);
+        Ok(uid)
+    }
+
+    fn host(&mut self, name: &str) -> Result<EntityUid, String> {
+        let uid = self.types.uid(&self.types.host, name);
+        let attrs = HashMap::from([("name".to_string(), Self::str(name))]);
+        let e = Entity::new(uid.clone(), attrs, HashSet::new()).map_err(|e| e.to_string())?;
+        self.entities.insert(uid.clone(), e);
+        Ok(uid)
+    }
+}
+
+fn parent_of(path: &str) -> Option<&str> {
+    if path == "/" || !path.starts_with('/') {
+        return None;
+    }
+    match path.rfind('/') {
+        Some(0) => Some("/"),
+        Some(i) => Some(&path[..i]),
+        None => None,
+    }
+}
+
+/// For a path with a glob character, the directory before the first
+/// component that has one (`/home/u/.s*/x` -> `/home/u`).
+fn glob_base(path: &str) -> Option<&str> {
+    let first = path.find(['*', '?', '['])?;
+    match path[..first].rfind('/') {
+        Some(0) => Some("/"),
+        Some(i) => Some(&path[..i]),
+        None => None,
+    }
+}
+
+/// True when `program` starts another unixagent.
+fn spawns_agent(program: &str) -> bool {
+    program.rsplit('/').next() == Some("unixagent")
+}
+
+/// Builds the entities and queries for one command.
+pub(crate) fn build(types: &Types, analysis: &Analysis, who: &Subject<'_>) -> Result<Batch, String> {
+    let mut b = Builder { types, entities: HashMap::new() };
+    let principal = types.uid(&types.agent, who.session);
+    let attrs = HashMap::from([
+        ("session".to_string(), Builder::str(who.session)),
+        ("depth".to_string(), RestrictedExpression::new_long(i64::from(who.depth))),
+        ("human_attached".to_string(), RestrictedExpression::new_bool(who.human_attached)),
+    ]);
+    let agent = Entity::new(principal.clone(), attrs, HashSet::new()).map_err(|e| e.to_string())?;
+    b.entities.insert(principal.clone(), agent);
+    let cwd_path = paths::normalize(who.cwd);
+    let cwd = b.directory(&cwd_path)?;
+
+    let mut queries = Vec::new();
+    for (i, (part, pr)) in analysis.parsed.parts.iter().zip(&analysis.parts).enumerate() {
+        let line = part.line();
+        let invocation =
+            if part.wrappers.is_empty() { line.clone() } else { format!("{} {line}", part.wrappers.join(" ")) };
+        let uid = types.uid(&types.command, &format!("{i}:{invocation}"));
+        let name = paths::system_program(part.program()).unwrap_or("");
+        let attrs = HashMap::from([
+            ("program".to_string(), Builder::str(part.program())),
+            ("name".to_string(), Builder::str(name)),
+            ("args".to_string(), RestrictedExpression::new_set(part.args().iter().map(|a| Builder::str(&a.text)))),
+            ("line".to_string(), Builder::str(&line)),
+            ("invocation".to_string(), Builder::str(&invocation)),
+            ("wrappers".to_string(), RestrictedExpression::new_set(part.wrappers.iter().map(|w| Builder::str(w)))),
+            ("risk".to_string(), Builder::str(pr.risk.name())),
+            ("risk_level".to_string(), RestrictedExpression::new_long(pr.risk.level())),
+            ("privileged".to_string(), RestrictedExpression::new_bool(part.privileged)),
+        ]);
+        let e = Entity::new(uid.clone(), attrs, HashSet::new()).map_err(|e| e.to_string())?;
+        b.entities.insert(uid.clone(), e);
+        let program = part.program().to_string();
+        queries.push(Query {
+            action: "exec",
+            resource: uid.clone(),
+            program: program.clone(),
+            label: format!("exec {invocation}"),
+        });
+        if spawns_agent(&program) {
+            queries.push(Query {
+                action: "spawn_agent",
+                resource: uid,
+                program: program.clone(),
+                label: format!("spawn_agent {invocation}"),
+            });
+        }
+        for (action, list) in [("read", &pr.effects.reads), ("write", &pr.effects.writes)] {
+            for p in list {
+                let abs = paths::absolute(p, &cwd_path, who.home);
+                // A glob may expand to anything in the directory where it
+                // starts (`~/.s*` is `~/.ssh`), so that directory is asked
+                // about too: rules on what lies below it cannot see through
+                // the pattern.
+                if let Some(dir) = glob_base(&abs) {
+                    let resource = b.file(dir, true)?;
+                    let label = format!("{action} {dir} (through {abs})");
+                    queries.push(Query { action, resource, program: program.clone(), label });
+                }
+                let resource = b.file(&abs, false)?;
+                queries.push(Query { action, resource, program: program.clone(), label: format!("{action} {abs}") });
+            }
+        }
+        for h in &pr.effects.hosts {
+            let host = h.to_ascii_lowercase();
+            let resource = b.host(&host)?;
+            queries.push(Query {
+                action: "connect",
+                resource,
+                program: program.clone(),
+                label: format!("connect {host}"),
+            });
+        }
+    }
+    let entities = Entities::from_entities(b.entities.into_values(), None).map_err(|e| e.to_string())?;
+    Ok(Batch { entities, principal, queries, cwd })
+}
+
+/// The context of one query.
+pub(crate) fn context(batch: &Batch, q: &Query, command: &str, risk_level: i64) -> Result<Context, String> {
+    Context::from_pairs([
+        ("cwd".to_string(), RestrictedExpression::new_entity_uid(batch.cwd.clone())),
+        ("command".to_string(), RestrictedExpression::new_string(command.to_string())),
+        ("program".to_string(), RestrictedExpression::new_string(q.program.clone())),
+        ("risk_level".to_string(), RestrictedExpression::new_long(risk_level)),
+    ])
+    .map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parents_walk_to_the_root() {
+        assert_eq!(parent_of("/a/b"), Some("/a"));
+        assert_eq!(parent_of("/a"), Some("/"));
+        assert_eq!(parent_of("/"), None);
+        assert_eq!(parent_of("rel"), None);
+    }
+
+    #[test]
+    fn glob_base_is_the_directory_where_the_pattern_starts() {
+        assert_eq!(glob_base("/home/u/.s*/id_rsa"), Some("/home/u"));
+        assert_eq!(glob_base("/home/u/build/*.o"), Some("/home/u/build"));
+        assert_eq!(glob_base("/*"), Some("/"));
+        assert_eq!(glob_base("/home/u/x"), None);
+    }
+
+    #[test]
+    fn only_unixagent_spawns_agents() {
+        assert!(spawns_agent("unixagent"));
+        assert!(spawns_agent("/usr/local/bin/unixagent"));
+        assert!(!spawns_agent("unixagentx"));
+    }
+}

@@ -1,0 +1,468 @@
+//! The recursive walk over brush-parser's AST.
+
+use super::word::{self, Arg};
+use super::{MAX_DEPTH, Part, PartKind, Redirect, RedirectKind, wrappers};
+use brush_parser::ast::{
+    self, Command, CommandPrefixOrSuffixItem, CompoundCommand, CompoundList, ExtendedTestExpr, IoFileRedirectKind,
+    IoFileRedirectTarget, IoRedirect,
+};
+use brush_parser::{Parser, ParserOptions};
+
+/// What the walk knows about where it is.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Ctx {
+    pub pipes: Vec<(u32, u16)>,
+    pub wrappers: Vec<String>,
+    pub assignments: Vec<(String, Arg)>,
+    pub privileged: bool,
+    pub feeds_code: bool,
+    pub in_substitution: bool,
+    pub in_function: Option<String>,
+    pub background: bool,
+    pub stdout_piped: bool,
+    pub depth: u8,
+}
+
+/// Deepest parenthesis nesting the parser is given.
+const MAX_PAREN_DEPTH: usize = 12;
+
+/// The deepest nesting of `(` in `src`, counting unbalanced ones, without
+/// regard to quoting (a quoted paren only makes the check stricter).
+fn paren_depth(src: &str) -> usize {
+    let (mut depth, mut max) = (0usize, 0usize);
+    for b in src.bytes() {
+        match b {
+            b'(' => {
+                depth += 1;
+                max = max.max(depth);
+            }
+            b')' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    max
+}
+
+#[derive(Debug, Default)]
+pub(crate) struct Walker {
+    pub parts: Vec<Part>,
+    next_pipeline: u32,
+}
+
+impl Walker {
+    /// Parses and walks a whole script (the top level, or a re-parsed string).
+    pub fn script(&mut self, src: &str, ctx: &Ctx) {
+        if ctx.depth > MAX_DEPTH {
+            self.push(ctx, PartKind::Unparseable("nested too deeply".into()), vec![], vec![]);
+            return;
+        }
+        if paren_depth(src) > MAX_PAREN_DEPTH {
+            // brush-parser backtracks exponentially on deeply nested or
+            // unbalanced parentheses (its `(( … ))` rule); no real command
+            // nests this deep, so fail closed instead of hanging the gate.
+            self.push(ctx, PartKind::Unparseable("parentheses nested too deeply to check".into()), vec![], vec![]);
+            return;
+        }
+        let mut parser = Parser::new(std::io::Cursor::new(src.as_bytes()), &ParserOptions::default());
+        match parser.parse_program() {
+            Ok(program) => {
+                for cc in &program.complete_commands {
+                    self.list(cc, ctx);
+                }
+            }
+            Err(e) => {
+                self.push(ctx, PartKind::Unparseable(e.to_string()), vec![], vec![]);
+                // Still look inside for substitutions we can find by hand, so
+                // a broken line cannot hide `$(curl … | sh)` from the deny list.
+                for inner in word::embedded_substitutions(src) {
+                    let mut c = ctx.clone();
+                    c.depth += 1;
+                    c.in_substitution = true;
+                    self.script(&inner, &c);
+                }
+            }
+        }
+    }
+
+    pub(crate) fn push(&mut self, ctx: &Ctx, kind: PartKind, argv: Vec<Arg>, redirects: Vec<Redirect>) {
+        let stdout_redirected = ctx.stdout_piped
+            || ctx.in_substitution
+            || redirects.iter().any(|r| {
+                r.kind.writes() && r.fd.is_none_or(|fd| fd == 1) || r.kind == RedirectKind::Duplicate && r.fd == Some(1)
+            });
+        self.parts.push(Part {
+            kind,
+            argv,
+            wrappers: ctx.wrappers.clone(),
+            assignments: ctx.assignments.clone(),
+            redirects,
+            privileged: ctx.privileged,
+            pipes: ctx.pipes.clone(),
+            feeds_code: ctx.feeds_code,
+            in_substitution: ctx.in_substitution,
+            in_function: ctx.in_function.clone(),
+            background: ctx.background,
+            stdout_redirected,
+            depth: ctx.depth,
+        });
+    }
+
+    fn list(&mut self, list: &CompoundList, ctx: &Ctx) {
+        for item in &list.0 {
+            let mut c = ctx.clone();
+            c.background |= matches!(item.1, ast::SeparatorOperator::Async);
+            self.pipeline(&item.0.first, &c);
+            for ao in &item.0.additional {
+                match ao {
+                    ast::AndOr::And(p) | ast::AndOr::Or(p) => self.pipeline(p, &c),
+                }
+            }
+        }
+    }
+
+    fn pipeline(&mut self, p: &ast::Pipeline, ctx: &Ctx) {
+        let id = self.next_pipeline;
+        self.next_pipeline += 1;
+        for (i, cmd) in p.seq.iter().enumerate() {
+            let mut c = ctx.clone();
+            c.pipes.push((id, u16::try_from(i).unwrap_or(u16::MAX)));
+            c.stdout_piped |= i + 1 < p.seq.len();
+            self.command(cmd, &c);
+            // `echo 'rm -rf /' | sh`: literal text piped into a shell is code.
+            if let (Some(code), Some(next)) = (printed_text(cmd), p.seq.get(i + 1))
+                && simple_words(next).is_some_and(|w| wrappers::reads_stdin_code(&w))
+            {
+                let mut c = ctx.clone();
+                c.pipes.push((id, u16::try_from(i + 1).unwrap_or(u16::MAX)));
+                c.wrappers.push("sh stdin".into());
+                c.depth += 1;
+                self.script(&code, &c);
+            }
+        }
+    }
+
+    fn command(&mut self, cmd: &Command, ctx: &Ctx) {
+        match cmd {
+            Command::Simple(sc) => self.simple(sc, ctx),
+            Command::Compound(cc, redirects) => {
+                self.compound(cc, ctx);
+                self.redirect_only(redirects.as_ref().map(|r| r.0.as_slice()), ctx);
+            }
+            Command::Function(f) => {
+                let name = f.fname.value.clone();
+                self.push(ctx, PartKind::FunctionDef(name.clone()), vec![], vec![]);
+                let mut c = ctx.clone();
+                c.in_function = Some(name);
+                // The body is walked as if it ran: defining `ls() { rm -rf ~; }`
+                // and calling `ls` is as bad as running the body.
+                self.compound(&f.body.0, &c);
+                self.redirect_only(f.body.1.as_ref().map(|r| r.0.as_slice()), &c);
+            }
+            Command::ExtendedTest(t, redirects) => {
+                let mut words = Vec::new();
+                ext_test_words(&t.expr, &mut words);
+                let mut argv = vec![Arg::literal("[[")];
+                for w in words {
+                    argv.extend(self.word(&w.value, ctx));
+                }
+                self.push(ctx, PartKind::Exec, argv, vec![]);
+                self.redirect_only(redirects.as_ref().map(|r| r.0.as_slice()), ctx);
+            }
+        }
+    }
+
+    fn redirect_only(&mut self, redirects: Option<&[IoRedirect]>, ctx: &Ctx) {
+        let Some(rs) = redirects else { return };
+        if rs.is_empty() {
+            return;
+        }
+        let out: Vec<Redirect> = rs.iter().filter_map(|r| self.redirect(r, ctx)).collect();
+        self.push(ctx, PartKind::Redirection, vec![], out);
+    }
+
+    fn compound(&mut self, cc: &CompoundCommand, ctx: &Ctx) {
+        match cc {
+            CompoundCommand::Arithmetic(a) => self.arith(&a.expr.value, ctx),
+            CompoundCommand::ArithmeticForClause(f) => {
+                for e in [&f.initializer, &f.condition, &f.updater].into_iter().flatten() {
+                    self.arith(&e.value, ctx);
+                }
+                self.list(&f.body.list, ctx);
+            }
+            CompoundCommand::BraceGroup(g) => self.list(&g.list, ctx),
+            CompoundCommand::Subshell(s) => self.list(&s.list, ctx),
+            CompoundCommand::ForClause(f) => {
+                for w in f.values.iter().flatten() {
+                    self.word(&w.value, ctx);
+                }
+                self.list(&f.body.list, ctx);
+            }
+            CompoundCommand::CaseClause(c) => {
+                self.word(&c.value.value, ctx);
+                for item in &c.cases {
+                    if let Some(l) = &item.cmd {
+                        self.list(l, ctx);
+                    }
+                }
+            }
+            CompoundCommand::IfClause(i) => {
+                self.list(&i.condition, ctx);
+                self.list(&i.then, ctx);
+                for e in i.elses.iter().flatten() {
+                    if let Some(c) = &e.condition {
+                        self.list(c, ctx);
+                    }
+                    self.list(&e.body, ctx);
+                }
+            }
+            CompoundCommand::WhileClause(w) | CompoundCommand::UntilClause(w) => {
+                self.list(&w.0, ctx);
+                self.list(&w.1.list, ctx);
+            }
+            CompoundCommand::Coprocess(c) => {
+                let mut cx = ctx.clone();
+                cx.background = true;
+                self.command(&c.body, &cx);
+            }
+        }
+    }
+
+    fn arith(&mut self, expr: &str, ctx: &Ctx) {
+        for inner in word::embedded_substitutions(expr) {
+            self.substitution(&inner, false, ctx);
+        }
+    }
+
+    /// Resolves a word, walking any substitutions in it, and returns its fields.
+    pub(crate) fn word(&mut self, raw: &str, ctx: &Ctx) -> Vec<Arg> {
+        let r = word::resolve(raw);
+        for s in &r.substitutions {
+            self.substitution(s, false, ctx);
+        }
+        r.fields
+    }
+
+    /// Walks the body of `$(…)`, `<(…)` or `>(…)`. `feeds_code` is set when its
+    /// output is about to be run as shell code.
+    pub(crate) fn substitution(&mut self, body: &str, feeds_code: bool, ctx: &Ctx) {
+        let mut c = ctx.clone();
+        c.depth += 1;
+        c.in_substitution = true;
+        c.feeds_code |= feeds_code;
+        // A substitution starts its own pipelines; it does not inherit the
+        // outer command's wrappers or assignments.
+        c.pipes.clear();
+        c.stdout_piped = false;
+        c.wrappers.clear();
+        c.assignments.clear();
+        self.script(body, &c);
+    }
+
+    fn simple(&mut self, sc: &ast::SimpleCommand, ctx: &Ctx) {
+        let mut argv: Vec<Arg> = Vec::new();
+        let mut assigns: Vec<(String, Arg)> = Vec::new();
+        let mut redirects = Vec::new();
+        let mut proc_subs: Vec<String> = Vec::new();
+        let mut items: Vec<&CommandPrefixOrSuffixItem> = Vec::new();
+        if let Some(p) = &sc.prefix {
+            items.extend(p.0.iter());
+        }
+        let name_pos = items.len();
+        if let Some(p) = &sc.suffix {
+            items.extend(p.0.iter());
+        }
+        // Substitutions in the words of `eval …`, `bash -c …`, `sudo sh -c …`
+        // produce code that runs: mark them so the deny list can see
+        // `eval "$(curl …)"`. Over-marking only makes the result stricter.
+        let runs_code = sc
+            .word_or_name
+            .iter()
+            .map(|w| w.value.as_str())
+            .chain(items.iter().filter_map(|i| match i {
+                CommandPrefixOrSuffixItem::Word(w) => Some(w.value.as_str()),
+                _ => None,
+            }))
+            .any(|raw| word::resolve(raw).fields.first().is_some_and(|a| wrappers::is_code_runner(&a.text)));
+        let wctx_owned;
+        let ctx_for_words = if runs_code {
+            let mut c = ctx.clone();
+            c.feeds_code = true;
+            wctx_owned = c;
+            &wctx_owned
+        } else {
+            ctx
+        };
+        let mut name_done = false;
+        for (i, item) in items.iter().enumerate() {
+            if i == name_pos && !name_done {
+                if let Some(w) = &sc.word_or_name {
+                    argv.extend(self.word(&w.value, ctx_for_words));
+                }
+                name_done = true;
+            }
+            match item {
+                CommandPrefixOrSuffixItem::IoRedirect(r) => {
+                    if let Some(r) = self.redirect(r, ctx) {
+                        redirects.push(r);
+                    }
+                }
+                CommandPrefixOrSuffixItem::Word(w) => argv.extend(self.word(&w.value, ctx_for_words)),
+                CommandPrefixOrSuffixItem::AssignmentWord(a, w) => {
+                    if i < name_pos {
+                        let value = assignment_value(&w.value);
+                        let fields = self.word(&value, ctx_for_words);
+                        let v = fields.into_iter().next().unwrap_or_else(|| Arg::literal(""));
+                        assigns.push((assignment_name(a), v));
+                    } else {
+                        // After the name (`export PATH=…`, `declare x=1`): an argument.
+                        argv.extend(self.word(&w.value, ctx_for_words));
+                    }
+                }
+                CommandPrefixOrSuffixItem::ProcessSubstitution(kind, sub) => {
+                    let text = subshell_text(sub);
+                    argv.push(Arg { text: format!("<({text})"), dynamic: true, glob: false });
+                    let _ = kind;
+                    proc_subs.push(text);
+                }
+            }
+        }
+        if !name_done && let Some(w) = &sc.word_or_name {
+            argv.extend(self.word(&w.value, ctx_for_words));
+        }
+        // Process substitutions feed code when the program is a shell or
+        // `source`: `bash <(curl …)`.
+        for body in proc_subs {
+            self.substitution(&body, runs_code, ctx);
+        }
+        for (name, value) in &assigns {
+            wrappers::code_in_variable(self, name, value, ctx);
+        }
+        let mut c = ctx.clone();
+        c.assignments.extend(assigns);
+        if argv.is_empty() {
+            let kind = if c.assignments.is_empty() { PartKind::Redirection } else { PartKind::Assignment };
+            self.push(&c, kind, argv, redirects);
+            return;
+        }
+        wrappers::exec(self, argv, redirects, &c);
+    }
+
+    fn redirect(&mut self, r: &IoRedirect, ctx: &Ctx) -> Option<Redirect> {
+        match r {
+            IoRedirect::File(fd, kind, target) => {
+                let kind = match kind {
+                    IoFileRedirectKind::Read => RedirectKind::Read,
+                    IoFileRedirectKind::Write | IoFileRedirectKind::Clobber => RedirectKind::Write,
+                    IoFileRedirectKind::Append => RedirectKind::Append,
+                    IoFileRedirectKind::ReadAndWrite => RedirectKind::ReadWrite,
+                    IoFileRedirectKind::DuplicateInput | IoFileRedirectKind::DuplicateOutput => RedirectKind::Duplicate,
+                };
+                let target = match target {
+                    IoFileRedirectTarget::Filename(w) => first(self.word(&w.value, ctx)),
+                    IoFileRedirectTarget::Fd(n) => Arg::literal(format!("&{n}")),
+                    IoFileRedirectTarget::Duplicate(w) => {
+                        let a = first(self.word(&w.value, ctx));
+                        // `>& file` in bash writes to a file when the word is not a number.
+                        if kind == RedirectKind::Duplicate && !a.text.chars().all(|ch| ch.is_ascii_digit() || ch == '-')
+                        {
+                            return Some(Redirect { fd: *fd, kind: RedirectKind::Write, target: a });
+                        }
+                        Arg::literal(format!("&{}", a.text))
+                    }
+                    IoFileRedirectTarget::ProcessSubstitution(_, sub) => {
+                        let text = subshell_text(sub);
+                        self.substitution(&text, false, ctx);
+                        Arg { text: format!("<({text})"), dynamic: true, glob: false }
+                    }
+                };
+                Some(Redirect { fd: *fd, kind, target })
+            }
+            IoRedirect::OutputAndError(w, append) => Some(Redirect {
+                fd: None,
+                kind: if *append { RedirectKind::Append } else { RedirectKind::Write },
+                target: first(self.word(&w.value, ctx)),
+            }),
+            IoRedirect::HereString(fd, w) => {
+                let a = first(self.word(&w.value, ctx));
+                Some(Redirect { fd: *fd, kind: RedirectKind::Inline, target: a })
+            }
+            IoRedirect::HereDocument(fd, doc) => {
+                if doc.requires_expansion {
+                    for s in word::embedded_substitutions(&doc.doc.value) {
+                        self.substitution(&s, false, ctx);
+                    }
+                }
+                Some(Redirect { fd: *fd, kind: RedirectKind::Inline, target: Arg::literal(doc.doc.value.clone()) })
+            }
+        }
+    }
+}
+
+/// The words of a simple command, resolved without walking substitutions.
+fn simple_words(cmd: &Command) -> Option<Vec<Arg>> {
+    let Command::Simple(sc) = cmd else { return None };
+    let mut out: Vec<Arg> = Vec::new();
+    let suffix = sc.suffix.iter().flat_map(|s| s.0.iter()).filter_map(|i| match i {
+        CommandPrefixOrSuffixItem::Word(w) => Some(w.value.as_str()),
+        _ => None,
+    });
+    for raw in sc.word_or_name.iter().map(|w| w.value.as_str()).chain(suffix) {
+        out.extend(word::resolve(raw).fields);
+    }
+    Some(out)
+}
+
+/// What `echo …` or `printf …` with literal arguments prints, when that is
+/// all the command does.
+fn printed_text(cmd: &Command) -> Option<String> {
+    let words = simple_words(cmd)?;
+    let (prog, args) = words.split_first()?;
+    if !matches!(crate::paths::system_program(&prog.text), Some("echo" | "printf")) || args.iter().any(|a| a.dynamic) {
+        return None;
+    }
+    let text: Vec<&str> = args
+        .iter()
+        .map(|a| a.text.as_str())
+        .skip_while(|t| matches!(*t, "-n" | "-e" | "-E" | "-ne" | "-en" | "--"))
+        .collect();
+    (!text.is_empty()).then(|| text.join(" ").replace("\\n", "\n"))
+}
+
+fn first(fields: Vec<Arg>) -> Arg {
+    let dynamic = fields.len() != 1;
+    let mut a = fields.into_iter().next().unwrap_or_else(|| Arg::literal(""));
+    a.dynamic |= dynamic;
+    a
+}
+
+fn assignment_name(a: &ast::Assignment) -> String {
+    match &a.name {
+        ast::AssignmentName::VariableName(n) => n.clone(),
+        ast::AssignmentName::ArrayElementName(n, _) => n.clone(),
+    }
+}
+
+/// The value text of `NAME=value` / `NAME+=value`.
+fn assignment_value(raw: &str) -> String {
+    raw.split_once('=').map_or(String::new(), |(_, v)| v.to_string())
+}
+
+/// Recovers the source text of a process substitution body.
+fn subshell_text(sub: &ast::SubshellCommand) -> String {
+    sub.list.to_string()
+}
+
+fn ext_test_words<'a>(e: &'a ExtendedTestExpr, out: &mut Vec<&'a ast::Word>) {
+    match e {
+        ExtendedTestExpr::And(a, b) | ExtendedTestExpr::Or(a, b) => {
+            ext_test_words(a, out);
+            ext_test_words(b, out);
+        }
+        ExtendedTestExpr::Not(a) | ExtendedTestExpr::Parenthesized(a) => ext_test_words(a, out),
+        ExtendedTestExpr::UnaryTest(_, w) => out.push(w),
+        ExtendedTestExpr::BinaryTest(_, a, b) => {
+            out.push(a);
+            out.push(b);
+        }
+    }
+}

@@ -1,0 +1,611 @@
+//! Programs that run other programs: peeled off so the classifier sees the
+//! program that actually runs. Only the system's program of each name is a
+//! wrapper; `./sudo` is an unknown program like any other.
+
+use super::walk::{Ctx, Walker};
+use super::word::Arg;
+use super::{PartKind, Redirect, RedirectKind};
+use crate::paths::system_program;
+
+const SHELLS: [&str; 9] = ["sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "rbash"];
+
+/// True for programs that execute text they are given as shell code.
+pub fn is_code_runner(word: &str) -> bool {
+    system_program(word)
+        .is_some_and(|p| SHELLS.contains(&p) || matches!(p, "eval" | "source" | "." | "su" | "watch" | "busybox"))
+}
+
+/// True for the shells we re-parse `-c` strings of.
+pub fn is_shell(program: &str) -> bool {
+    SHELLS.contains(&program)
+}
+
+/// Options that take a value, per wrapper, so we can find where the wrapped
+/// command starts.
+fn takes_value(wrapper: &str, opt: &str) -> bool {
+    let list: &[&str] = match wrapper {
+        "sudo" => &["-u", "-g", "-h", "-p", "-C", "-D", "-r", "-t", "-U", "-T", "-R"],
+        "doas" => &["-u", "-C"],
+        "env" => &["-u", "-C", "-S", "--unset", "--chdir", "--split-string"],
+        "nice" => &["-n", "--adjustment"],
+        "timeout" => &["-s", "-k", "--signal", "--kill-after"],
+        "time" => &["-o", "-f", "--output", "--format"],
+        "xargs" => &["-a", "-d", "-E", "-I", "-L", "-n", "-P", "-s", "--arg-file", "--delimiter"],
+        "watch" => &["-n", "--interval", "-d"],
+        "stdbuf" => &["-i", "-o", "-e"],
+        "ionice" => &["-c", "-n", "-p", "-P", "-u"],
+        "exec" => &["-a"],
+        "chroot" => &["--userspec", "--groups"],
+        "runuser" | "su" => &["-u", "-g", "-G", "-s", "--shell", "-w"],
+        "pkexec" => &["--user"],
+        "flock" => &["-w", "-E", "--timeout", "--conflict-exit-code"],
+        "ssh" => &[
+            "-b", "-c", "-D", "-E", "-e", "-F", "-I", "-i", "-J", "-L", "-l", "-m", "-O", "-o", "-p", "-Q", "-R", "-S",
+            "-W", "-w", "-B",
+        ],
+        _ => &[],
+    };
+    list.contains(&opt)
+}
+
+/// Splits `args` into (options, rest) at the first operand, honouring `--`
+/// and options that take a value.
+fn split_options<'a>(wrapper: &str, args: &'a [Arg]) -> (&'a [Arg], &'a [Arg]) {
+    let mut i = 0;
+    while i < args.len() {
+        let t = args[i].text.as_str();
+        if t == "--" {
+            return (&args[..i], &args[i + 1..]);
+        }
+        if !t.starts_with('-') || t == "-" {
+            break;
+        }
+        // `-n5`, `--user=x` carry their value inline.
+        if takes_value(wrapper, t) {
+            i += 1;
+        }
+        i += 1;
+    }
+    let i = i.min(args.len());
+    (&args[..i], &args[i..])
+}
+
+fn with(ctx: &Ctx, wrapper: impl Into<String>, privileged: bool) -> Ctx {
+    let mut c = ctx.clone();
+    c.wrappers.push(wrapper.into());
+    c.privileged |= privileged;
+    c
+}
+
+fn joined(args: &[Arg]) -> String {
+    args.iter().map(|a| a.text.as_str()).collect::<Vec<_>>().join(" ")
+}
+
+/// Runs `argv`: peels wrappers, re-parses strings that are shell code, and
+/// records the innermost program as a part.
+pub(crate) fn exec(w: &mut Walker, argv: Vec<Arg>, redirects: Vec<Redirect>, ctx: &Ctx) {
+    let Some(first) = argv.first() else {
+        w.push(ctx, PartKind::Redirection, argv, redirects);
+        return;
+    };
+    if first.dynamic {
+        w.push(ctx, PartKind::Dynamic, argv, redirects);
+        return;
+    }
+    let Some(name) = system_program(&first.text).map(str::to_string) else {
+        w.push(ctx, PartKind::Exec, argv, redirects);
+        return;
+    };
+    let args = &argv[1..];
+    let peel = |w: &mut Walker, inner: &[Arg], c: Ctx, redirects: Vec<Redirect>, argv: &[Arg]| {
+        if inner.is_empty() {
+            w.push(&c, PartKind::Exec, argv.to_vec(), redirects);
+        } else {
+            exec(w, inner.to_vec(), redirects, &c);
+        }
+    };
+    match name.as_str() {
+        "sudo" | "doas" | "pkexec" => {
+            let (opts, rest) = split_options(&name, args);
+            // `sudo -s`/`sudo -i` start a root shell; `sudo -e` edits as root.
+            let c = with(ctx, name.clone(), true);
+            if rest.is_empty() || opts.iter().any(|o| o.text == "-e" || o.text == "-s" && !rest.is_empty()) {
+                w.push(&c, PartKind::Exec, argv.clone(), redirects);
+                if !rest.is_empty() {
+                    exec(w, rest.to_vec(), vec![], &c);
+                }
+            } else {
+                exec(w, rest.to_vec(), redirects, &c);
+            }
+        }
+        "su" | "runuser" => {
+            let c = with(ctx, name.clone(), true);
+            match args.iter().position(|a| a.text == "-c" || a.text == "--command") {
+                Some(i) if i + 1 < args.len() => {
+                    let s = args[i + 1].clone();
+                    shell_string(w, &s, &c, redirects);
+                }
+                _ => {
+                    let (_, rest) = split_options(&name, args);
+                    // `runuser -u user -- cmd` runs cmd; `su user` starts a shell.
+                    if name == "runuser" && args.iter().any(|a| a.text == "--") {
+                        peel(w, rest, c, redirects, &argv);
+                    } else {
+                        w.push(&c, PartKind::Exec, argv.clone(), redirects);
+                    }
+                }
+            }
+        }
+        "chroot" => {
+            let (_, rest) = split_options(&name, args);
+            let c = with(ctx, "chroot", true);
+            // chroot DIR [cmd]: with no cmd it runs a shell.
+            peel(w, rest.get(1..).unwrap_or_default(), c, redirects, &argv);
+        }
+        "env" => env(w, &argv, redirects, ctx),
+        "nice" | "nohup" | "stdbuf" | "ionice" | "setsid" | "builtin" | "unbuffer" | "busybox" => {
+            let (opts, rest) = split_options(&name, args);
+            let _ = opts;
+            peel(w, rest, with(ctx, name.clone(), false), redirects, &argv);
+        }
+        "timeout" => {
+            let (_, rest) = split_options(&name, args);
+            // The first operand is the duration.
+            peel(w, rest.get(1..).unwrap_or_default(), with(ctx, "timeout", false), redirects, &argv);
+        }
+        "time" => {
+            let (opts, rest) = split_options(&name, args);
+            let mut redirects = redirects;
+            // GNU time -o FILE writes its report to FILE.
+            for pair in opts.windows(2) {
+                if pair[0].text == "-o" || pair[0].text == "--output" {
+                    redirects.push(Redirect { fd: None, kind: RedirectKind::Write, target: pair[1].clone() });
+                }
+            }
+            peel(w, rest, with(ctx, "time", false), redirects, &argv);
+        }
+        "command" => {
+            let (opts, rest) = split_options(&name, args);
+            if opts.iter().any(|o| o.text.contains('v') || o.text.contains('V')) {
+                // `command -v x` only looks x up.
+                w.push(ctx, PartKind::Exec, argv.clone(), redirects);
+            } else {
+                peel(w, rest, with(ctx, "command", false), redirects, &argv);
+            }
+        }
+        "exec" => {
+            let (_, rest) = split_options(&name, args);
+            peel(w, rest, with(ctx, "exec", false), redirects, &argv);
+        }
+        "flock" => {
+            let (opts, rest) = split_options(&name, args);
+            let _ = opts;
+            match rest.iter().position(|a| a.text == "-c" || a.text == "--command") {
+                Some(i) if i + 1 < rest.len() => {
+                    let s = rest[i + 1].clone();
+                    shell_string(w, &s, &with(ctx, "flock", false), redirects);
+                }
+                _ => peel(w, rest.get(1..).unwrap_or_default(), with(ctx, "flock", false), redirects, &argv),
+            }
+        }
+        "xargs" => {
+            let (_, rest) = split_options(&name, args);
+            let mut inner: Vec<Arg> = if rest.is_empty() { vec![Arg::literal("echo")] } else { rest.to_vec() };
+            inner.push(Arg { text: "{stdin}".into(), dynamic: true, glob: false });
+            exec(w, inner, redirects, &with(ctx, "xargs", false));
+        }
+        "watch" => {
+            let (opts, rest) = split_options(&name, args);
+            let c = with(ctx, "watch", false);
+            if opts.iter().any(|o| o.text == "-x" || o.text == "--exec") {
+                peel(w, rest, c, redirects, &argv);
+            } else if rest.is_empty() {
+                w.push(ctx, PartKind::Exec, argv.clone(), redirects);
+            } else {
+                // watch hands its arguments to `sh -c` joined by spaces.
+                let text = joined(rest);
+                let dynamic = rest.iter().any(|a| a.dynamic);
+                shell_string(w, &Arg { text, dynamic, glob: false }, &c, redirects);
+            }
+        }
+        "eval" => {
+            let text = joined(args);
+            let dynamic = args.iter().any(|a| a.dynamic);
+            shell_string(w, &Arg { text, dynamic, glob: false }, &with(ctx, "eval", false), redirects);
+        }
+        "find" => find(w, &argv, redirects, ctx),
+        "parallel" => {
+            // GNU parallel runs its command (before `:::`) once per input.
+            let cmd: Vec<Arg> = args
+                .iter()
+                .skip_while(|a| a.text.starts_with('-'))
+                .take_while(|a| !a.text.starts_with(":::"))
+                .cloned()
+                .collect();
+            w.push(ctx, PartKind::Exec, argv.clone(), redirects);
+            if !cmd.is_empty() {
+                let text = joined(&cmd);
+                let dynamic = cmd.iter().any(|a| a.dynamic);
+                shell_string(w, &Arg { text, dynamic, glob: false }, &with(ctx, "parallel", false), vec![]);
+            }
+        }
+        "trap" => {
+            // The handler is code that runs later in the live shell.
+            w.push(ctx, PartKind::Exec, argv.clone(), redirects);
+            let ops: Vec<&Arg> = args.iter().filter(|a| !a.text.starts_with('-')).collect();
+            if ops.len() >= 2 {
+                shell_string(w, ops[0], &with(ctx, "trap", false), vec![]);
+            }
+        }
+        "export" | "declare" | "typeset" | "readonly" | "local" => {
+            w.push(ctx, PartKind::Exec, argv.clone(), redirects);
+            for a in args {
+                if let Some((name, value)) = a.text.split_once('=') {
+                    let value = Arg { text: value.to_string(), dynamic: a.dynamic, glob: false };
+                    code_in_variable(w, name.trim_end_matches('+'), &value, ctx);
+                }
+            }
+        }
+        "ssh" => {
+            let (_, rest) = split_options(&name, args);
+            w.push(ctx, PartKind::Exec, argv.clone(), redirects);
+            for text in code_in_options("ssh", args) {
+                shell_string(w, &text, &with(ctx, "ssh option", false), vec![]);
+            }
+            if let Some((host, cmd)) = rest.split_first()
+                && !cmd.is_empty()
+            {
+                let text = joined(cmd);
+                let dynamic = cmd.iter().any(|a| a.dynamic);
+                let c = with(ctx, format!("ssh {}", host.text), false);
+                shell_string(w, &Arg { text, dynamic, glob: false }, &c, vec![]);
+            }
+        }
+        n if is_shell(n) => shell(w, &argv, redirects, ctx, n),
+        n => {
+            let code = code_in_options(n, args);
+            w.push(ctx, PartKind::Exec, argv.clone(), redirects);
+            let c = with(ctx, format!("{n} option"), false);
+            for text in code {
+                shell_string(w, &text, &c, vec![]);
+            }
+        }
+    }
+}
+
+/// Variables whose value is a command line some program runs later.
+const CODE_VARS: [&str; 14] = [
+    "PROMPT_COMMAND",
+    "PAGER",
+    "GIT_PAGER",
+    "MANPAGER",
+    "SYSTEMD_PAGER",
+    "EDITOR",
+    "VISUAL",
+    "GIT_EDITOR",
+    "GIT_SEQUENCE_EDITOR",
+    "GIT_SSH_COMMAND",
+    "GIT_EXTERNAL_DIFF",
+    "LESSOPEN",
+    "LESSCLOSE",
+    "BAT_PAGER",
+];
+
+/// Walks the value of `NAME=value` as code when NAME names a command line
+/// (`PROMPT_COMMAND`, `PAGER`, `GIT_SSH_COMMAND`, …) or a prompt that
+/// expands substitutions (`PS1`).
+pub(crate) fn code_in_variable(w: &mut Walker, name: &str, value: &Arg, ctx: &Ctx) {
+    if CODE_VARS.contains(&name) {
+        let text = value.text.trim_start_matches('|').replace("%s", "FILE");
+        shell_string(
+            w,
+            &Arg { text, dynamic: value.dynamic, glob: false },
+            &with(ctx, format!("${name}"), false),
+            vec![],
+        );
+    } else if matches!(name, "PS0" | "PS1" | "PS2" | "PS4" | "PROMPT" | "RPROMPT") {
+        for inner in super::word::embedded_substitutions(&value.text) {
+            shell_string(w, &Arg::literal(inner), &with(ctx, format!("${name}"), false), vec![]);
+        }
+    }
+}
+
+/// Option values that the program runs as a command line: `git -c
+/// core.pager=…`, `vim -c '!…'`, `less '+!…'`, `man -P …`, `tar
+/// --to-command=…`, `rsync -e …`, `ssh -o ProxyCommand=…`, `sort
+/// --compress-program=…`, `rg --pre …`.
+fn code_in_options(program: &str, args: &[Arg]) -> Vec<Arg> {
+    let mut out = Vec::new();
+    let mut push = |text: &str, from: &Arg| {
+        if !text.trim().is_empty() {
+            out.push(Arg { text: text.to_string(), dynamic: from.dynamic, glob: false });
+        }
+    };
+    // `--opt=value`, `--opt value`, `-o value` and `-ovalue` spellings.
+    let values = |names: &[&str]| -> Vec<&Arg> {
+        let mut v = Vec::new();
+        for (i, a) in args.iter().enumerate() {
+            for n in names {
+                if a.text == *n {
+                    v.extend(args.get(i + 1));
+                } else if a.text.starts_with(n)
+                    && (n.starts_with("--") && a.text[n.len()..].starts_with('=')
+                        || !n.starts_with("--") && n.len() == 2)
+                {
+                    v.push(a);
+                }
+            }
+        }
+        v
+    };
+    let after = |a: &Arg, n: &str| -> String {
+        let t = a.text.as_str();
+        t.strip_prefix(n).map(|r| r.trim_start_matches('=').to_string()).unwrap_or_else(|| t.to_string())
+    };
+    match program {
+        "git" => {
+            for a in values(&["-c"]) {
+                let Some((key, val)) = a.text.split_once('=') else { continue };
+                let key = key.to_ascii_lowercase();
+                let code = key == "core.pager"
+                    || key.starts_with("pager.")
+                    || key == "core.sshcommand"
+                    || key == "core.editor"
+                    || key == "sequence.editor"
+                    || key == "core.fsmonitor"
+                    || key.ends_with(".command")
+                    || key.ends_with(".textconv")
+                    || key.ends_with(".cmd")
+                    || key.ends_with(".process")
+                    || key.ends_with(".clean")
+                    || key.ends_with(".smudge")
+                    || key == "credential.helper"
+                    || key == "core.askpass"
+                    || key == "gpg.program"
+                    || key.starts_with("alias.") && val.starts_with('!');
+                if code {
+                    push(val.trim_start_matches('!'), a);
+                }
+            }
+        }
+        "vi" | "vim" | "nvim" | "view" | "ex" | "vimdiff" | "gvim" => {
+            for a in args.iter().filter(|a| a.text.starts_with('+')).chain(values(&["-c", "--cmd"])) {
+                let t = a.text.trim_start_matches('+').trim_start_matches(':').trim_start();
+                if let Some(cmd) = t
+                    .strip_prefix('!')
+                    .or_else(|| t.strip_prefix("sh "))
+                    .or_else(|| t.strip_prefix("terminal "))
+                    .or_else(|| t.strip_prefix("call system("))
+                {
+                    push(cmd, a);
+                }
+            }
+        }
+        "less" | "more" => {
+            for a in args.iter().filter(|a| a.text.starts_with('+')) {
+                if let Some(cmd) = a.text.trim_start_matches('+').strip_prefix('!') {
+                    push(cmd, a);
+                }
+            }
+        }
+        "man" => {
+            for a in values(&["-P", "--pager", "-H", "--html"]) {
+                push(&after(a, if a.text.starts_with("--pager") { "--pager" } else { "-P" }), a);
+            }
+        }
+        "tar" | "bsdtar" => {
+            for a in
+                values(&["--to-command", "-I", "--use-compress-program", "--info-script", "-F", "--new-volume-script"])
+            {
+                let name =
+                    ["--to-command", "--use-compress-program", "--info-script", "--new-volume-script", "-I", "-F"]
+                        .into_iter()
+                        .find(|n| a.text.starts_with(n))
+                        .unwrap_or("");
+                push(&after(a, name), a);
+            }
+            for a in args.iter().filter(|a| a.text.starts_with("--checkpoint-action=exec=")) {
+                push(a.text.trim_start_matches("--checkpoint-action=exec="), a);
+            }
+        }
+        "rsync" => {
+            for a in values(&["-e", "--rsh", "--rsync-path"]) {
+                let name = ["--rsh", "--rsync-path", "-e"].into_iter().find(|n| a.text.starts_with(n)).unwrap_or("");
+                push(&after(a, name), a);
+            }
+        }
+        "ssh" | "scp" | "sftp" => {
+            for a in values(&["-o"]) {
+                let t = a.text.trim_start_matches("-o");
+                let (k, v) = t.split_once(['=', ' ']).unwrap_or((t, ""));
+                if matches!(k.to_ascii_lowercase().as_str(), "proxycommand" | "localcommand" | "knownhostscommand") {
+                    push(v, a);
+                }
+            }
+        }
+        "sort" => {
+            for a in values(&["--compress-program"]) {
+                push(&after(a, "--compress-program"), a);
+            }
+        }
+        "rg" => {
+            for a in values(&["--pre"]) {
+                push(&after(a, "--pre"), a);
+            }
+        }
+        "zip" => {
+            for a in values(&["-TT", "--unzip-command"]) {
+                push(&after(a, if a.text.starts_with("--") { "--unzip-command" } else { "-TT" }), a);
+            }
+        }
+        _ => {}
+    }
+    out
+}
+
+/// `sh -c STRING`, `bash -lc STRING`, …; a shell without `-c` runs a script
+/// file or reads code from stdin and is recorded as itself.
+fn shell(w: &mut Walker, argv: &[Arg], redirects: Vec<Redirect>, ctx: &Ctx, name: &str) {
+    let args = &argv[1..];
+    let mut i = 0;
+    let mut has_c = false;
+    while i < args.len() {
+        let t = args[i].text.as_str();
+        if t == "--" {
+            i += 1;
+            break;
+        }
+        if t == "-o" || t == "+o" || t == "-O" || t == "+O" || t == "--rcfile" || t == "--init-file" {
+            i += 2;
+            continue;
+        }
+        if (t.starts_with('-') || t.starts_with('+')) && t.len() > 1 {
+            if !t.starts_with("--") && t.contains('c') {
+                has_c = true;
+            }
+            i += 1;
+            continue;
+        }
+        break;
+    }
+    if has_c && let Some(s) = args.get(i) {
+        shell_string(w, s, &with(ctx, format!("{name} -c"), false), redirects);
+        return;
+    }
+    // `bash <<< 'rm -rf /'` and `sh <<EOF … EOF`: with no script operand
+    // the shell runs its here-string or here-document.
+    let stdin_code: Vec<Arg> = if args.get(i).is_none() {
+        redirects
+            .iter()
+            .filter(|r| r.kind == RedirectKind::Inline && r.fd.is_none_or(|fd| fd == 0))
+            .map(|r| r.target.clone())
+            .collect()
+    } else {
+        Vec::new()
+    };
+    w.push(ctx, PartKind::Exec, argv.to_vec(), redirects);
+    for code in stdin_code {
+        shell_string(w, &code, &with(ctx, format!("{name} stdin"), false), vec![]);
+    }
+}
+
+/// True when `words` (a pipeline stage, unexpanded) run a shell that reads
+/// its program from stdin: `sh`, `bash -s`, `sudo bash -`, `env sh`.
+pub(crate) fn reads_stdin_code(words: &[Arg]) -> bool {
+    let mut i = 0;
+    while let Some(wd) = words.get(i) {
+        match system_program(&wd.text) {
+            Some("sudo" | "doas" | "env" | "command" | "exec" | "nohup" | "nice" | "builtin") => i += 1,
+            _ if wd.text.starts_with('-') || wd.text.contains('=') && i > 0 => i += 1,
+            _ => break,
+        }
+    }
+    let Some(prog) = words.get(i).and_then(|wd| system_program(&wd.text)) else {
+        return false;
+    };
+    if !is_shell(prog) {
+        return false;
+    }
+    let mut rest = words[i + 1..].iter().map(|a| a.text.as_str());
+    rest.all(|t| t == "-" || t == "-s" || t.starts_with('-') && !t.contains('c') || t.starts_with('+'))
+}
+
+/// Parses a string argument as shell code one level deeper.
+fn shell_string(w: &mut Walker, s: &Arg, ctx: &Ctx, redirects: Vec<Redirect>) {
+    let mut c = ctx.clone();
+    c.depth += 1;
+    if !redirects.is_empty() {
+        w.push(ctx, PartKind::Redirection, vec![], redirects);
+    }
+    if s.dynamic {
+        // The code is only known at run time. Walk what we can see (it may
+        // contain `$(curl …)`), and record that unknown code runs.
+        w.push(&c, PartKind::Dynamic, vec![s.clone()], vec![]);
+    }
+    w.script(&s.text, &c);
+}
+
+fn env(w: &mut Walker, argv: &[Arg], redirects: Vec<Redirect>, ctx: &Ctx) {
+    let args = &argv[1..];
+    let mut c = with(ctx, "env", false);
+    let mut i = 0;
+    while i < args.len() {
+        let t = args[i].text.as_str();
+        if t == "--" {
+            i += 1;
+            break;
+        }
+        if t == "-S" || t == "--split-string" {
+            // `env -S 'cmd args'` splits the string into argv.
+            if let Some(s) = args.get(i + 1) {
+                // env -S splits its string with shell-like quoting: parse it
+                // as a command line, with any further arguments appended.
+                let mut text = s.text.clone();
+                for a in &args[i + 2..] {
+                    text.push(' ');
+                    text.push_str(&a.text);
+                }
+                let dynamic = args[i + 1..].iter().any(|a| a.dynamic);
+                shell_string(w, &Arg { text, dynamic, glob: false }, &with(&c, "env -S", false), redirects);
+                return;
+            }
+        }
+        if t.starts_with('-') && t.len() > 1 {
+            if takes_value("env", t) {
+                i += 1;
+            }
+            i += 1;
+            continue;
+        }
+        if let Some((k, v)) = t.split_once('=')
+            && !k.is_empty()
+            && k.chars().all(|ch| ch.is_ascii_alphanumeric() || ch == '_')
+        {
+            let value = Arg { text: v.to_string(), dynamic: args[i].dynamic, glob: false };
+            code_in_variable(w, k, &value, ctx);
+            c.assignments.push((k.to_string(), value));
+            i += 1;
+            continue;
+        }
+        break;
+    }
+    let rest = &args[i.min(args.len())..];
+    if rest.is_empty() {
+        w.push(ctx, PartKind::Exec, argv.to_vec(), redirects);
+    } else {
+        exec(w, rest.to_vec(), redirects, &c);
+    }
+}
+
+/// `find … -exec cmd {} ;` runs cmd once per file: record find itself, then
+/// each `-exec`/`-execdir`/`-ok`/`-okdir` command as its own part.
+fn find(w: &mut Walker, argv: &[Arg], redirects: Vec<Redirect>, ctx: &Ctx) {
+    w.push(ctx, PartKind::Exec, argv.to_vec(), redirects);
+    let mut i = 1;
+    while i < argv.len() {
+        let t = argv[i].text.as_str();
+        if matches!(t, "-exec" | "-execdir" | "-ok" | "-okdir") {
+            let start = i + 1;
+            let mut end = start;
+            while end < argv.len() && argv[end].text != ";" && argv[end].text != "+" {
+                end += 1;
+            }
+            let inner: Vec<Arg> = argv[start..end.min(argv.len())]
+                .iter()
+                .map(|a| {
+                    if a.text.contains("{}") {
+                        Arg { text: a.text.clone(), dynamic: true, glob: false }
+                    } else {
+                        a.clone()
+                    }
+                })
+                .collect();
+            if !inner.is_empty() {
+                exec(w, inner, vec![], &with(ctx, format!("find {t}"), false));
+            }
+            i = end + 1;
+            continue;
+        }
+        i += 1;
+    }
+}

@@ -1,0 +1,68 @@
+//! `policy explain` rendering and exit codes, and `policy check`.
+
+use super::Env;
+use ua_policy::explain::{self, check};
+use ua_policy::grants::Grants;
+
+#[test]
+fn exit_codes_are_0_allow_1_ask_2_deny() {
+    let env = Env::new();
+    let gate = env.gate();
+    let code = |c: &str| explain::exit_code(&gate.decide(&env.request(c), &Grants::new()));
+    assert_eq!(code("ls -la"), 0);
+    assert_eq!(code("touch a.txt"), 1);
+    assert_eq!(code("rm -rf /"), 2);
+}
+
+#[test]
+fn text_names_parts_risk_decision_and_rule() {
+    let env = Env::new();
+    let d = env.gate().decide(&env.request("sudo rm -rf /tmp/x && curl https://example.com"), &Grants::new());
+    let text = explain::render_text(&d);
+    for want in [
+        "command: sudo rm -rf /tmp/x && curl https://example.com",
+        "rm -rf /tmp/x (via sudo)",
+        "hosts: example.com",
+        "risk: privileged",
+        "decision: ask",
+        "decided by: the fallback mode ask",
+        "judge: would review",
+    ] {
+        assert!(text.contains(want), "{want:?} missing from:\n{text}");
+    }
+    let denied = explain::render_text(&env.gate().decide(&env.request("rm -rf ~"), &Grants::new()));
+    assert!(denied.contains("decided by: deny-list rule"), "{denied}");
+}
+
+#[test]
+fn json_is_the_whole_decision() {
+    let env = Env::new();
+    let d = env.gate().decide(&env.request("cat README.md"), &Grants::new());
+    let v: serde_json::Value = serde_json::from_str(&explain::render_json(&d)).unwrap();
+    assert_eq!(v["outcome"], "allow");
+    assert_eq!(v["risk"], "read_only");
+    assert_eq!(v["decided_by"]["layer"], "policy");
+    assert_eq!(v["decided_by"]["policy"], "builtin.read-only");
+    assert_eq!(v["analysis"]["parts"][0]["program"], "cat");
+    assert_eq!(v["judge"]["state"], "not_needed");
+}
+
+#[test]
+fn check_reports_layers_files_and_hooks_or_the_first_error() {
+    let env = Env::new();
+    env.config_file("policy.cedar", "@id(\"x\") forbid (principal, action == Action::\"connect\", resource);\n");
+    env.config_file("policy.toml", "[approval]\ndefault = \"ask\"\n");
+    env.script("hooks/pre-exec-a", "echo '{\"decision\":\"allow\"}'");
+    let report = check(&env.cfg).unwrap();
+    assert_eq!(report.layers.len(), 1);
+    assert_eq!(report.files.len(), 2);
+    assert_eq!(report.pre_exec.len(), 1);
+    assert!(report.render().contains("valid against the schema"));
+    env.config_file(
+        "policy.cedar",
+        "forbid (principal, action == Action::\"connect\", resource)\nwhen { resource.port == 22 };\n",
+    );
+    let err = check(&env.cfg).unwrap_err().to_string();
+    assert!(err.contains("policy.cedar:2:"), "{err}");
+    assert!(err.ends_with("run `unixagent policy check`"), "{err}");
+}

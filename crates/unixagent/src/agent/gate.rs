@@ -1,0 +1,201 @@
+//! The safety pipeline as the agent uses it: the policy loaded once per
+//! session, a decision per proposed command (on a blocking thread, since
+//! hooks are processes, then the judge for risky commands), session
+//! grants, and the audit log.
+//!
+//! The cascade itself lives in `ua-policy`. This module only decides what
+//! happens when it cannot load: commands are still classified, the deny
+//! list still holds, and everything else asks, with one line saying why.
+
+use std::sync::Arc;
+
+use ua_backend::provider::Provider;
+use ua_policy::audit::{AuditLog, Record};
+use ua_policy::classify::analyze;
+use ua_policy::gate::{Decision, Gate, Outcome as PolicyOutcome, PolicyConfig, Request};
+use ua_policy::grants::{Grant, Grants};
+use ua_policy::judge::{JudgeMode, judge};
+use ua_policy::risk::Risk;
+
+use super::turn::{Outcome, Verdict};
+
+/// `[judge]` in config.toml.
+#[derive(Debug, Clone, Default, serde::Deserialize)]
+#[serde(default)]
+pub struct JudgeSettings {
+    /// off | warn | block; unset: warn with a person at the terminal,
+    /// block otherwise.
+    pub mode: Option<String>,
+    /// The judge runs from this risk up (default `destructive`, which
+    /// includes network and privileged).
+    pub min_risk: Option<String>,
+}
+
+/// The loaded policy, or why it did not load.
+#[derive(Debug)]
+pub struct Policy {
+    gate: Result<Arc<Gate>, String>,
+    audit: Option<AuditLog>,
+}
+
+/// What the gate decided about one command, with what the audit log and
+/// the journal need.
+#[derive(Debug, Clone)]
+pub struct Gated {
+    pub verdict: Verdict,
+    /// The full decision, when the policy loaded.
+    pub decision: Option<Decision>,
+    pub request: Request,
+}
+
+impl Policy {
+    /// Loads policy files and hooks from the XDG locations. Never fails:
+    /// a broken policy is reported in the returned warnings.
+    pub fn load(judge: &JudgeSettings) -> (Self, Vec<String>) {
+        let mut warnings = Vec::new();
+        let env = |k: &str| std::env::var(k).ok();
+        let cfg = match PolicyConfig::from_env(&env) {
+            Ok(mut cfg) => {
+                match judge.mode.as_deref() {
+                    None => {}
+                    Some("off") => cfg.judge.mode = Some(JudgeMode::Off),
+                    Some("warn") => cfg.judge.mode = Some(JudgeMode::Warn),
+                    Some("block") => cfg.judge.mode = Some(JudgeMode::Block),
+                    Some(other) => {
+                        warnings.push(format!("judge.mode = {other:?} is not off, warn or block; ignoring it"))
+                    }
+                }
+                if let Some(name) = &judge.min_risk {
+                    match Risk::from_name(name) {
+                        Some(r) => cfg.judge.min_risk = r,
+                        None => warnings.push(format!("judge.min_risk = {name:?} is not a risk level; ignoring it")),
+                    }
+                }
+                Ok(cfg)
+            }
+            Err(e) => Err(e.to_string()),
+        };
+        let (gate, audit, audit_error) = match cfg {
+            Ok(cfg) => {
+                let (audit, audit_error) = match AuditLog::open(&cfg.audit_path()) {
+                    Ok(a) => (Some(a), None),
+                    Err(e) => (None, Some(format!("the audit log cannot be written: {e}"))),
+                };
+                let gate = Gate::load(&cfg).map(Arc::new).map_err(|e| e.to_string());
+                (gate, audit, audit_error)
+            }
+            Err(e) => (Err(e), None, None),
+        };
+        if let Err(e) = &gate {
+            warnings.push(format!("the policy did not load ({e}); every agent command will ask until it is fixed"));
+        }
+        if let Some(e) = &audit_error {
+            warnings.push(e.clone());
+        }
+        (Self { gate, audit }, warnings)
+    }
+
+    /// Decides about `req` (blocking: hooks may run), then asks the judge
+    /// when the decision calls for it.
+    pub async fn decide(&self, req: Request, grants: Grants, provider: Option<Arc<dyn Provider>>) -> Gated {
+        let gate = match &self.gate {
+            Ok(g) => g.clone(),
+            Err(why) => return fallback(req, &grants, why),
+        };
+        let (g, r) = (gate.clone(), req.clone());
+        let decided = tokio::task::spawn_blocking(move || g.decide(&r, &grants)).await;
+        let mut decision = match decided {
+            Ok(d) => d,
+            Err(e) => return refused(req, &format!("the safety pipeline failed: {e}")),
+        };
+        if decision.run_judge() {
+            let verdict = match provider {
+                Some(p) => judge(&*p, &decision.judge_input(&req)).await,
+                None => Err(ua_policy::judge::JudgeError::Backend("no model backend for the judge".into())),
+            };
+            decision = gate.apply_judge(decision, verdict);
+        }
+        Gated { verdict: verdict_of(&decision, req.human_attached), decision: Some(decision), request: req }
+    }
+
+    /// Appends to the audit log; the error, if any, is for one notice.
+    pub fn audit(&self, record: &Record) -> Result<(), String> {
+        match &self.audit {
+            Some(a) => a.append(record).map_err(|e| format!("the audit log could not be written: {e}")),
+            None => Ok(()),
+        }
+    }
+}
+
+/// The turn's view of a decision.
+pub fn verdict_of(d: &Decision, human: bool) -> Verdict {
+    let mut outcome = match d.outcome {
+        PolicyOutcome::Allow => Outcome::Allow,
+        PolicyOutcome::Ask => Outcome::Ask,
+        PolicyOutcome::Deny => Outcome::Deny,
+    };
+    let mut reason = format!("{} ({})", d.reason, d.decided_by.rule());
+    if outcome == Outcome::Ask && !human {
+        outcome = Outcome::Deny;
+        reason = format!("approval is needed and there is no terminal to ask on: {reason}");
+    }
+    Verdict {
+        outcome,
+        risk: d.risk.name().to_string(),
+        reason,
+        note: (!d.notes.is_empty()).then(|| d.notes.join("; ")),
+        strong: d.risk >= Risk::Privileged,
+        rewritten: (!d.rewrites.is_empty()).then(|| d.command.clone()),
+    }
+}
+
+/// Without a loaded policy: the classifier's floor still holds, and
+/// everything it does not deny asks.
+fn fallback(req: Request, grants: &Grants, why: &str) -> Gated {
+    let a = analyze(&req.command);
+    let (mut outcome, reason) = match (&a.denied, a.risk) {
+        (Some(m), _) => (Outcome::Deny, format!("{} (deny:{})", m.reason, m.rule)),
+        (None, Risk::Denied) => (Outcome::Deny, "the classifier denies it".to_string()),
+        (None, _) if grants.covers(&a).is_some() => (Outcome::Allow, "allowed for this session".to_string()),
+        (None, _) => (Outcome::Ask, format!("the policy did not load ({why})")),
+    };
+    if outcome == Outcome::Ask && !req.human_attached {
+        outcome = Outcome::Deny;
+    }
+    let verdict = Verdict {
+        outcome,
+        risk: a.risk.name().to_string(),
+        reason,
+        note: None,
+        strong: a.risk >= Risk::Privileged,
+        rewritten: None,
+    };
+    Gated { verdict, decision: None, request: req }
+}
+
+fn refused(req: Request, why: &str) -> Gated {
+    let verdict = Verdict {
+        outcome: Outcome::Deny,
+        risk: "unrated".into(),
+        reason: why.to_string(),
+        note: None,
+        strong: false,
+        rewritten: None,
+    };
+    Gated { verdict, decision: None, request: req }
+}
+
+/// The grant `a` adds: this exact command.
+pub fn grant_exact(command: &str) -> Grant {
+    Grant::exact(command)
+}
+
+/// The grant `A` adds: the program the command runs, with any arguments,
+/// when the command is one simple program.
+pub fn grant_program(command: &str) -> Option<Grant> {
+    let a = analyze(command);
+    match a.parts.as_slice() {
+        [part] if !part.program.is_empty() => Some(Grant::program(part.program.clone())),
+        _ => None,
+    }
+}
