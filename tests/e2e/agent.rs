@@ -677,3 +677,59 @@ fn no_color_means_no_colour_in_what_the_agent_draws() {
     let drawn = String::from_utf8_lossy(&raw[before..]).to_string();
     assert!(!drawn.contains("\x1b[1;36m") && !drawn.contains("\x1b[2m"), "{drawn:?}");
 }
+
+const HOOKED: &str = r#"
+[[turn]]
+text = "Two commands."
+tool_calls = [
+  { name = "shell", input = { command = "echo hooked-$((5+5))" } },
+  { name = "shell", input = { command = "echo forbidden-word" } },
+]
+
+[[turn]]
+text = "The hook had its say."
+"#;
+
+#[test]
+fn pre_exec_hooks_can_deny_and_post_exec_hooks_hear_the_exit_status() {
+    let home = Home::new();
+    home.write(".config/unixagent/config.toml", "[judge]\nmode = \"off\"\n");
+    // A pre-exec hook that refuses one word, and a post-exec hook that
+    // records what it was told.
+    home.write(
+        ".config/unixagent/hooks/pre-exec-words",
+        "#!/bin/sh\nif grep -q forbidden-word; then echo '{\"decision\":\"deny\",\"reason\":\"no forbidden words\"}'; else echo '{\"decision\":\"allow\"}'; fi\n",
+    );
+    let log = home.path().join("post-exec.log");
+    home.write(
+        ".config/unixagent/hooks/post-exec-log",
+        &format!("#!/bin/sh\ncat >> {}\necho >> {}\n", log.display(), log.display()),
+    );
+    for hook in ["pre-exec-words", "post-exec-log"] {
+        let p = home.path().join(".config/unixagent/hooks").join(hook);
+        std::fs::set_permissions(&p, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    }
+    let server = model(HOOKED);
+    let mut t =
+        home.spawn("bash").env("ANTHROPIC_BASE_URL", server.base_url()).env("ANTHROPIC_API_KEY", "test-key").start();
+    wait_prompt(&t, 1);
+    let n = prompts(&t);
+    t.send("# run them\r");
+    t.wait_text("The hook had its say.");
+    wait_prompt(&t, n + 1);
+    let results = tool_results(&messages(&server, 1));
+    assert!(results[0].0.contains("hooked-10"), "{results:?}");
+    assert!(results[1].0.contains("no forbidden words"), "{results:?}");
+    // The post-exec hook runs off the loop; wait for its line.
+    let deadline = std::time::Instant::now() + WAIT;
+    let logged = loop {
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        if text.contains("exit_code") || std::time::Instant::now() > deadline {
+            break text;
+        }
+        std::thread::yield_now();
+    };
+    let line: Value = serde_json::from_str(logged.lines().next().unwrap_or("{}")).unwrap();
+    assert_eq!(line["exit_code"], 0, "{logged}");
+    assert!(line.to_string().contains("hooked-$((5+5))"), "{logged}");
+}

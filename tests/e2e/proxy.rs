@@ -10,6 +10,23 @@ fn resize_reaches_the_shell() {
         run(&mut t, "tput cols");
         t.wait_text("\n80\n");
         t.resize(100, 30);
+        // The new size reaches the shell by signal (ours, then the
+        // kernel's to the shell); a command typed at once may still run
+        // before it lands, so ask until the shell's terminal reports it.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        loop {
+            let n = prompts(&t);
+            run(&mut t, "echo size=$(stty size)");
+            if t.with(|s| s.count(b"size=30 100")) > 0 {
+                break;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{shell}: the resize never reached the shell\n{}",
+                t.screen_text()
+            );
+            assert!(prompts(&t) > n);
+        }
         run(&mut t, "tput cols; tput lines");
         t.wait_text("\n100\n30\n");
     }

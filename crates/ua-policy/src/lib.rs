@@ -1,4 +1,26 @@
-//! placeholder
+//! The safety pipeline every command the agent proposes passes before a
+//! byte of it reaches the shell.
+//!
+//! - [`parse`] and [`classify`]: shell text to the programs it would run
+//!   (brush-parser, walked through pipelines, lists, substitutions and
+//!   wrapper programs), a [`risk::Risk`] per part and for the whole.
+//! - [`deny`]: the deny list, matched on the parsed form, so quoting,
+//!   escapes, `${IFS}`, absolute paths and wrappers do not get around it.
+//! - [`cedar`]: the schema, the built-in policy and layered evaluation;
+//!   [`policy_toml`] translates the simple `policy.toml` into Cedar, so
+//!   there is one evaluation path.
+//! - [`hooks`]: the user's pre-exec and post-exec executables; a crash, a
+//!   timeout or unreadable output denies.
+//! - [`gate`]: the cascade producing one structured [`gate::Decision`]
+//!   per command; [`grants`] are the session's "allow this again"
+//!   answers; [`judge`] is the second-opinion model call that sees only
+//!   the commands, the instruction and the cwd.
+//! - [`audit`]: the append-only JSONL audit log; [`explain`]: what
+//!   `unixagent policy explain` and `policy check` print.
+//!
+//! It decides; it does not run commands, prompt people or sandbox
+//! anything. The example in [`gate`] shows the whole flow.
+
 pub mod audit;
 pub mod cedar;
 pub mod classify;

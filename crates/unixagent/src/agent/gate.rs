@@ -19,6 +19,10 @@ use ua_policy::risk::Risk;
 
 use super::turn::{Outcome, Verdict};
 
+/// How long the judge may take before its silence counts as a failure
+/// (which warn mode notes and block mode denies).
+const JUDGE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
+
 /// `[judge]` in config.toml.
 #[derive(Debug, Clone, Default, serde::Deserialize)]
 #[serde(default)]
@@ -110,12 +114,26 @@ impl Policy {
         };
         if decision.run_judge() {
             let verdict = match provider {
-                Some(p) => judge(&*p, &decision.judge_input(&req)).await,
+                Some(p) => match tokio::time::timeout(JUDGE_TIMEOUT, judge(&*p, &decision.judge_input(&req))).await {
+                    Ok(v) => v,
+                    Err(_) => Err(ua_policy::judge::JudgeError::Backend(format!(
+                        "no answer within {} s",
+                        JUDGE_TIMEOUT.as_secs()
+                    ))),
+                },
                 None => Err(ua_policy::judge::JudgeError::Backend("no model backend for the judge".into())),
             };
             decision = gate.apply_judge(decision, verdict);
         }
         Gated { verdict: verdict_of(&decision, req.human_attached), decision: Some(decision), request: req }
+    }
+
+    /// Runs the post-exec hooks for a command that ran, on a blocking
+    /// thread; what they say is for their own records, so nothing waits.
+    pub fn post_exec(&self, req: Request, d: Decision, exit_code: i32, duration: std::time::Duration) {
+        let Ok(gate) = &self.gate else { return };
+        let gate = gate.clone();
+        tokio::task::spawn_blocking(move || gate.post_exec(&req, &d, Some(exit_code), duration));
     }
 
     /// Appends to the audit log; the error, if any, is for one notice.

@@ -813,6 +813,9 @@ impl Session {
         let Some(d) = &g.decision else { return };
         let id = self.agent.audit_id.clone().unwrap_or_else(|| self.next_audit_id());
         self.audit(ua_policy::audit::Record::outcome(id, &g.request, d, Some(exit_code), duration));
+        if let Some(policy) = &self.agent.policy {
+            policy.post_exec(g.request.clone(), d.clone(), exit_code, duration);
+        }
     }
 
     fn ask(&mut self, p: &Proposal, v: &Verdict) -> Vec<Effect> {
