@@ -164,3 +164,30 @@ fn started_as_a_login_shell_by_name() {
     let out = std::process::Command::new("/bin/bash").arg("-c").arg(script).env("HOME", home.path()).output().unwrap();
     assert_eq!(String::from_utf8_lossy(&out.stdout), "is-login\n", "{}", String::from_utf8_lossy(&out.stderr));
 }
+
+#[test]
+fn a_large_burst_of_input_reaches_the_program_intact() {
+    // More than one read's worth of keystrokes at once (a big paste): every
+    // byte must arrive, in order, even while the shell's queue is full.
+    let home = Home::new();
+    let mut t = home.start("bash");
+    let n = prompts(&t);
+    t.send("stty -echo; head -c 60000 > burst.txt; stty echo\r");
+    wait_foreground("head -c 60000");
+    // Lines (the terminal is in canonical mode, which holds at most 4095
+    // bytes per line), each a different rotation of the alphabet.
+    let line: String = (0..600)
+        .map(|l| {
+            let mut s: String = (0..99).map(|i| char::from(b'a' + ((i + l) % 26) as u8)).collect();
+            s.push('\n');
+            s
+        })
+        .collect();
+    for chunk in line.as_bytes().chunks(7000) {
+        t.send(chunk);
+    }
+    wait_prompt(&t, n + 1);
+    let got = std::fs::read(home.path().join("burst.txt")).unwrap();
+    assert_eq!(got.len(), 60000);
+    assert!(got == line.as_bytes(), "the input was reordered or changed");
+}

@@ -1,7 +1,7 @@
 //! Editing a proposed command in the user's editor, like `git commit`:
 //! `$VISUAL`, else `$EDITOR`, else `vi`, on a temporary file, with the
-//! terminal handed over (keyboard reader paused, raw mode off) until it
-//! exits.
+//! terminal handed over (the event loop stops reading the keyboard, raw
+//! mode is off) until it exits.
 
 use std::io::Write;
 use std::process::Command;
@@ -20,8 +20,8 @@ fn editor() -> Vec<String> {
 }
 
 /// Starts the editor on `command`; the receiver gets the edited text. The
-/// caller must call `keyboard::resume` and re-enable raw mode when it
-/// arrives.
+/// caller stops reading the keyboard until then, and re-enables raw mode
+/// when it arrives.
 pub fn spawn(command: &str) -> Result<oneshot::Receiver<Result<String, String>>, String> {
     let mut file = tempfile::Builder::new()
         .prefix("unixagent-command-")
@@ -31,7 +31,6 @@ pub fn spawn(command: &str) -> Result<oneshot::Receiver<Result<String, String>>,
     writeln!(file, "{command}").map_err(|e| format!("could not write the command to edit: {e}"))?;
     let argv = editor();
     let (tx, rx) = oneshot::channel();
-    crate::keyboard::pause();
     let _ = crossterm::terminal::disable_raw_mode();
     let spawned = std::thread::Builder::new().name("editor".into()).spawn(move || {
         let Some((program, args)) = argv.split_first() else {
@@ -49,7 +48,6 @@ pub fn spawn(command: &str) -> Result<oneshot::Receiver<Result<String, String>>,
         let _ = tx.send(result);
     });
     if let Err(e) = spawned {
-        crate::keyboard::resume();
         let _ = crossterm::terminal::enable_raw_mode();
         return Err(format!("could not start the editor: {e}"));
     }

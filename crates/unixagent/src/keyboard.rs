@@ -1,120 +1,93 @@
-//! The keyboard: keystrokes read on a thread of their own, which can be
-//! paused while another program (the user's `$EDITOR`) owns the terminal.
+//! The keyboard, read on the event loop itself.
 //!
-//! Blocking reads keep the user's terminal in blocking mode, which the
-//! shell that started unixagent expects to find again afterwards. The
-//! thread waits in `poll` on the terminal and on a wake-up pipe; pausing
-//! writes to the pipe and waits until the thread has parked, so not one
-//! keystroke meant for the editor is taken.
+//! The terminal is watched with epoll like the PTY, but it stays in
+//! blocking mode: making it non-blocking would change the file description
+//! the shell that started unixagent shares, and leak `O_NONBLOCK` into it
+//! after we exit. A blocking descriptor is safe to read only when bytes are
+//! waiting, so each wake-up asks the terminal how many there are
+//! (`FIONREAD`) and reads no more than that; a read never waits. Compared
+//! with a reader thread this saves one wake-up (and one chance to wait for
+//! the scheduler) per keystroke.
+//!
+//! While the user's `$EDITOR` owns the terminal the loop simply does not
+//! read it.
 
-use std::os::fd::{AsFd, OwnedFd};
-use std::sync::{Arc, Condvar, Mutex, OnceLock};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 
 use nix::errno::Errno;
-use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
-use tokio::sync::mpsc;
+use tokio::io::Interest;
+use tokio::io::unix::AsyncFd;
 
-#[derive(Debug, Default)]
-struct Flags {
-    paused: bool,
-    parked: bool,
-}
-
+/// The terminal, registered with the event loop.
 #[derive(Debug)]
-struct Control {
-    flags: Mutex<Flags>,
-    changed: Condvar,
-    wake: OwnedFd,
+pub struct Keyboard {
+    fd: AsyncFd<OwnedFd>,
+    buf: Vec<u8>,
 }
 
-static CONTROL: OnceLock<Arc<Control>> = OnceLock::new();
+/// What one wake-up brought.
+#[derive(Debug)]
+pub enum Keys<'a> {
+    /// Keystrokes.
+    Bytes(&'a [u8]),
+    /// Nothing after all (another reader took it, or a spurious wake-up).
+    Nothing,
+    /// The terminal is gone: closed window, dropped ssh.
+    Gone,
+}
 
-/// Starts the reader; the channel closes when the terminal goes away.
-pub fn spawn() -> mpsc::Receiver<Vec<u8>> {
-    let (tx, rx) = mpsc::channel(64);
-    let (wake_r, wake_w) = match nix::unistd::pipe() {
-        Ok(p) => p,
-        Err(e) => {
-            eprintln!("unixagent: could not start the keyboard reader: {e}");
-            return rx;
-        }
-    };
-    let control = Arc::new(Control { flags: Mutex::default(), changed: Condvar::new(), wake: wake_w });
-    let _ = CONTROL.set(control.clone());
-    let spawned = std::thread::Builder::new().name("keyboard".into()).spawn(move || read_loop(&control, &wake_r, &tx));
-    if spawned.is_err() {
-        // Without a reader the channel closes at once, which the loop treats
-        // as the terminal going away.
-        eprintln!("unixagent: could not start the keyboard reader");
+impl Keyboard {
+    /// Watches standard input, which must be a terminal.
+    pub fn open() -> std::io::Result<Self> {
+        let fd = std::io::stdin().as_fd().try_clone_to_owned()?;
+        // SAFETY: the AsyncFd owns this duplicate, which stays open and
+        // unchanged for as long as it is registered.
+        let fd = unsafe { AsyncFd::register_with_interest(fd, Interest::READABLE) }
+            .map_err(|e| std::io::Error::other(e.to_string()))?;
+        Ok(Self { fd, buf: vec![0; 4096] })
     }
-    rx
-}
 
-fn read_loop(control: &Control, wake: &OwnedFd, tx: &mpsc::Sender<Vec<u8>>) {
-    let stdin = std::io::stdin();
-    let mut buf = [0u8; 4096];
-    loop {
-        if let Ok(mut flags) = control.flags.lock()
-            && flags.paused
-        {
-            flags.parked = true;
-            control.changed.notify_all();
-            while flags.paused {
-                flags = match control.changed.wait(flags) {
-                    Ok(f) => f,
-                    Err(_) => return,
-                };
-            }
-            flags.parked = false;
-        }
-        let mut fds = [PollFd::new(stdin.as_fd(), PollFlags::POLLIN), PollFd::new(wake.as_fd(), PollFlags::POLLIN)];
-        match poll(&mut fds, PollTimeout::NONE) {
-            Ok(_) => {}
-            Err(Errno::EINTR) => continue,
-            Err(_) => return,
-        }
-        let woken = fds[1].revents().is_some_and(|r| !r.is_empty());
-        let ready = fds[0].revents().is_some_and(|r| !r.is_empty());
-        if woken {
-            let mut sink = [0u8; 64];
-            let _ = nix::unistd::read(wake, &mut sink);
-            continue;
-        }
-        if !ready {
-            continue;
-        }
-        match nix::unistd::read(stdin.as_fd(), &mut buf) {
-            Ok(0) => return,
-            Ok(n) => {
-                if tx.blocking_send(buf[..n].to_vec()).is_err() {
-                    return;
-                }
-            }
-            Err(Errno::EINTR | Errno::EAGAIN) => {}
-            Err(_) => return,
-        }
-    }
-}
-
-/// Stops reading keys until [`resume`]; returns once the reader is parked.
-pub fn pause() {
-    let Some(control) = CONTROL.get() else { return };
-    let Ok(mut flags) = control.flags.lock() else { return };
-    flags.paused = true;
-    let _ = nix::unistd::write(&control.wake, b"p");
-    while !flags.parked {
-        flags = match control.changed.wait(flags) {
-            Ok(f) => f,
-            Err(_) => return,
+    /// Waits for keystrokes and reads what is there.
+    pub async fn read(&mut self) -> Keys<'_> {
+        let mut guard = match self.fd.readable().await {
+            Ok(g) => g,
+            Err(_) => return Keys::Gone,
         };
+        let raw = guard.get_inner().as_raw_fd();
+        let waiting = match waiting(raw) {
+            Ok(n) => n,
+            Err(_) => return Keys::Gone,
+        };
+        if waiting == 0 {
+            if guard.ready().is_read_closed() {
+                return Keys::Gone;
+            }
+            guard.clear_ready();
+            return Keys::Nothing;
+        }
+        let want = waiting.min(self.buf.len());
+        if want == waiting {
+            // All of it is read now; the next byte is a new edge.
+            guard.clear_ready();
+        }
+        loop {
+            match nix::unistd::read(guard.get_inner(), &mut self.buf[..want]) {
+                Ok(0) => return Keys::Gone,
+                Ok(n) => return Keys::Bytes(&self.buf[..n]),
+                Err(Errno::EINTR) => {}
+                Err(_) => return Keys::Gone,
+            }
+        }
     }
 }
 
-/// Reads keys again after [`pause`].
-pub fn resume() {
-    let Some(control) = CONTROL.get() else { return };
-    if let Ok(mut flags) = control.flags.lock() {
-        flags.paused = false;
-        control.changed.notify_all();
+/// Bytes waiting in the terminal's input queue.
+fn waiting(fd: std::os::fd::RawFd) -> std::io::Result<usize> {
+    let mut n: libc::c_int = 0;
+    // SAFETY: FIONREAD writes one int through the pointer, which is valid.
+    let rc = unsafe { libc::ioctl(fd, libc::FIONREAD, &mut n) };
+    if rc < 0 {
+        return Err(std::io::Error::last_os_error());
     }
+    Ok(usize::try_from(n).unwrap_or(0))
 }

@@ -1002,7 +1002,6 @@ impl Session {
     }
 
     pub(super) fn on_edited(&mut self, edited: Option<Result<String, String>>) {
-        crate::keyboard::resume();
         let _ = crossterm::terminal::enable_raw_mode();
         match edited {
             Some(Ok(command)) if !command.trim().is_empty() => {

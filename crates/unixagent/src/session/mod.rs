@@ -22,7 +22,6 @@ use nix::errno::Errno;
 use nix::sys::signal::Signal;
 use tokio::io::unix::AsyncFd;
 use tokio::signal::unix::{SignalKind, signal};
-use tokio::sync::mpsc;
 use tokio::time::Instant;
 use ua_term::column::LineTail;
 use ua_term::heuristic;
@@ -34,6 +33,7 @@ use ua_term::state::{TermState, Transition};
 
 use crate::agent::backend;
 use crate::agent::turn::Limits;
+use crate::keyboard::Keys;
 use crate::{shell, terminal};
 
 mod agent;
@@ -134,7 +134,8 @@ async fn run_async(opts: Options) -> anyhow::Result<i32> {
     } else {
         None
     };
-    let keys = if interactive_keys { Some(crate::keyboard::spawn()) } else { None };
+    let keys =
+        if interactive_keys { Some(crate::keyboard::Keyboard::open().context("watching the keyboard")?) } else { None };
     let out_tty = nix::unistd::isatty(std::io::stdout().as_fd()).unwrap_or(false);
 
     let mode = if launch.integrated { Mode::Markers } else { Mode::Heuristic };
@@ -287,14 +288,13 @@ impl Session {
     async fn run(
         &mut self,
         master: &AsyncFd<OwnedFd>,
-        keys: Option<mpsc::Receiver<Vec<u8>>>,
+        keys: Option<crate::keyboard::Keyboard>,
         sig: &mut Signals,
     ) -> i32 {
         let mut buf = vec![0u8; 64 * 1024];
         let mut pty_open = true;
         let mut keys_open = keys.is_some();
-        let (_never, idle) = mpsc::channel(1);
-        let mut keys = keys.unwrap_or(idle);
+        let mut keys = keys;
         let mut writer: Option<AsyncFd<OwnedFd>> = None;
         loop {
             if self.to_shell.is_empty() {
@@ -347,9 +347,10 @@ impl Session {
                         }
                     }
                 }
-                key = keys.recv(), if keys_open => match key {
-                    Some(bytes) => self.on_input(&bytes),
-                    None => {
+                key = read_keys(&mut keys), if keys_open && self.agent.editing.is_none() => match key {
+                    Keys::Bytes(bytes) => self.on_input(bytes),
+                    Keys::Nothing => {}
+                    Keys::Gone => {
                         // The terminal is gone (closed window, dropped ssh).
                         keys_open = false;
                         self.hang_up();
@@ -536,6 +537,14 @@ impl Session {
                 _ => break,
             }
         }
+    }
+}
+
+/// The next keystrokes (the branch is disabled when there is no keyboard).
+async fn read_keys(keys: &mut Option<crate::keyboard::Keyboard>) -> Keys<'_> {
+    match keys {
+        Some(k) => k.read().await,
+        None => std::future::pending().await,
     }
 }
 
