@@ -124,6 +124,18 @@ pub(crate) struct Scope<'a> {
     /// The working directory each part runs in, when an earlier `cd` in the
     /// same command line set it.
     cwd: Vec<Option<String>>,
+    /// [`Scope::write_targets`] per part, computed once: many rules ask.
+    targets: Vec<std::cell::OnceCell<Vec<String>>>,
+}
+
+/// `${XDG_…}` spelt as `$XDG_…`, so rules match one spelling; borrowed
+/// when there is nothing to change (nearly always).
+fn unbrace(path: &str) -> std::borrow::Cow<'_, str> {
+    if path.contains("${XDG_") {
+        path.replace("${XDG_CONFIG_HOME}", "$XDG_CONFIG_HOME").replace("${XDG_DATA_HOME}", "$XDG_DATA_HOME").into()
+    } else {
+        path.into()
+    }
 }
 
 impl<'a> Scope<'a> {
@@ -142,7 +154,8 @@ impl<'a> Scope<'a> {
                 };
             }
         }
-        Scope { parsed, risks, cwd }
+        let targets = parsed.parts.iter().map(|_| std::cell::OnceCell::new()).collect();
+        Scope { parsed, risks, cwd, targets }
     }
 
     pub fn part(&self, i: usize) -> &'a Part {
@@ -174,7 +187,7 @@ impl<'a> Scope<'a> {
 
     /// A path as the part would use it: relative to an earlier `cd`, normalised.
     pub fn resolve(&self, i: usize, path: &str) -> String {
-        let path = path.replace("${XDG_CONFIG_HOME}", "$XDG_CONFIG_HOME").replace("${XDG_DATA_HOME}", "$XDG_DATA_HOME");
+        let path = unbrace(path);
         if path.starts_with('/') || path.starts_with('~') || path.starts_with('$') {
             return normalize(&path);
         }
@@ -203,7 +216,14 @@ impl<'a> Scope<'a> {
     /// redirection targets, and, for programs whose writes we do not model
     /// (interpreters, unknown programs) but which are not read-only, the
     /// text of every argument.
-    pub fn write_targets(&self, i: usize) -> Vec<String> {
+    pub fn write_targets(&self, i: usize) -> &[String] {
+        match self.targets.get(i) {
+            Some(cell) => cell.get_or_init(|| self.find_write_targets(i)),
+            None => &[],
+        }
+    }
+
+    fn find_write_targets(&self, i: usize) -> Vec<String> {
         let p = self.part(i);
         let mut out: Vec<String> = self.risks[i].effects.writes.iter().map(|w| self.resolve(i, w)).collect();
         for r in &p.redirects {
@@ -214,11 +234,7 @@ impl<'a> Scope<'a> {
         let modeled = system_program(p.program()).is_some_and(models_writes);
         if p.kind == PartKind::Exec && !modeled && self.program_risk(i) > Risk::ReadOnly {
             for a in p.args() {
-                out.push(
-                    a.text
-                        .replace("${XDG_CONFIG_HOME}", "$XDG_CONFIG_HOME")
-                        .replace("${XDG_DATA_HOME}", "$XDG_DATA_HOME"),
-                );
+                out.push(unbrace(&a.text).into_owned());
                 out.push(self.resolve(i, &a.text));
             }
         }
