@@ -733,3 +733,62 @@ fn pre_exec_hooks_can_deny_and_post_exec_hooks_hear_the_exit_status() {
     assert_eq!(line["exit_code"], 0, "{logged}");
     assert!(line.to_string().contains("hooked-$((5+5))"), "{logged}");
 }
+
+const NARROWED: &str = r#"
+[[turn]]
+text = "Echoing."
+tool_calls = [{ name = "shell", input = { command = "echo narrowed-$((1+1))" } }]
+
+[[turn]]
+text = "The narrower policy said no."
+"#;
+
+#[test]
+fn a_policy_flag_narrows_the_policy_and_agents_inside_inherit_it() {
+    let home = Home::new();
+    home.write(".config/unixagent/config.toml", "[judge]\nmode = \"off\"\n");
+    home.write("narrow.toml", "[approval.shell]\ndeny_patterns = [\"echo narrowed*\"]\n");
+    let narrow = home.path().join("narrow.toml");
+    let server = model(NARROWED);
+    let mut t = home
+        .spawn("bash")
+        .env("ANTHROPIC_BASE_URL", server.base_url())
+        .env("ANTHROPIC_API_KEY", "test-key")
+        .arg("--policy")
+        .arg(&narrow)
+        .start();
+    wait_prompt(&t, 1);
+    let n = prompts(&t);
+    t.send("# echo something\r");
+    t.wait_text("The narrower policy said no.");
+    wait_prompt(&t, n + 1);
+    // `echo` is read-only and would run; the narrowing layer forbids it.
+    let results = tool_results(&messages(&server, 1));
+    assert!(results[0].0.contains("denied"), "{results:?}");
+    // The shell carries the layer to agents started inside it, and
+    // `policy explain` there applies it too.
+    let canonical = std::fs::canonicalize(&narrow).unwrap();
+    run(&mut t, "echo layers=$UNIXAGENT_POLICY_LAYERS");
+    t.wait_text(&format!("layers={}", canonical.display()));
+    let explain = std::process::Command::new(unixagent())
+        .args(["policy", "explain", "echo narrowed-1"])
+        .env("HOME", home.path())
+        .env("XDG_CONFIG_HOME", home.path().join(".config"))
+        .env("UNIXAGENT_POLICY_LAYERS", &canonical)
+        .output()
+        .unwrap();
+    assert_eq!(explain.status.code(), Some(2), "{}", String::from_utf8_lossy(&explain.stdout));
+}
+
+#[test]
+fn a_missing_policy_file_is_an_error_not_a_wider_policy() {
+    let home = Home::new();
+    let out = std::process::Command::new(unixagent())
+        .args(["--policy", "/nonexistent/narrow.toml", "-c", "# anything"])
+        .env("HOME", home.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("/nonexistent/narrow.toml") && err.contains("--policy"), "{err}");
+}

@@ -44,7 +44,9 @@ pub struct Cli {
     #[arg(long, value_name = "MODEL")]
     pub model: Option<String>,
 
-    /// Use this policy file.
+    /// Narrow the command policy with this file (.cedar or .toml). It can
+    /// only take permissions away; agents started inside this session keep
+    /// it (through UNIXAGENT_POLICY_LAYERS).
     #[arg(long, value_name = "PATH")]
     pub policy: Option<PathBuf>,
 
@@ -92,9 +94,6 @@ impl Cli {
         let mut v = Vec::new();
         if self.json {
             v.push("--json");
-        }
-        if self.policy.is_some() {
-            v.push("--policy");
         }
         if self.trace {
             v.push("--trace");

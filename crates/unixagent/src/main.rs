@@ -79,6 +79,7 @@ fn run(cli: cli::Cli, login_by_name: bool) -> anyhow::Result<i32> {
         terminal_lines: cfg.context.terminal_lines,
         confirm: confirm_mode(cfg.shell.confirm_mode.as_deref()),
         judge: cfg.judge.clone(),
+        policy_layers: agent::gate::layers(cli.policy.as_deref()).map_err(anyhow::Error::msg)?,
     };
     if let Some(string) = &cli.command {
         if is_instruction(string) {

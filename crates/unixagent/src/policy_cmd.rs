@@ -10,9 +10,13 @@ use ua_policy::grants::Grants;
 /// allowed, asks and denied).
 const UNDECIDED: i32 = 3;
 
+/// The session's policy, with the narrowing layers of the session this
+/// runs in (`UNIXAGENT_POLICY_LAYERS`).
 fn config() -> Result<PolicyConfig, String> {
     let env = |k: &str| std::env::var(k).ok();
-    PolicyConfig::from_env(&env).map_err(|e| e.to_string())
+    let mut cfg = PolicyConfig::from_env(&env).map_err(|e| e.to_string())?;
+    cfg.narrowing = crate::agent::gate::layers(None)?;
+    Ok(cfg)
 }
 
 /// Prints how `command` would be decided; returns the exit status.

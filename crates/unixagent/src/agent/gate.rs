@@ -55,11 +55,12 @@ pub struct Gated {
 impl Policy {
     /// Loads policy files and hooks from the XDG locations. Never fails:
     /// a broken policy is reported in the returned warnings.
-    pub fn load(judge: &JudgeSettings) -> (Self, Vec<String>) {
+    pub fn load(judge: &JudgeSettings, layers: &[std::path::PathBuf]) -> (Self, Vec<String>) {
         let mut warnings = Vec::new();
         let env = |k: &str| std::env::var(k).ok();
         let cfg = match PolicyConfig::from_env(&env) {
             Ok(mut cfg) => {
+                cfg.narrowing = layers.to_vec();
                 match judge.mode.as_deref() {
                     None => {}
                     Some("off") => cfg.judge.mode = Some(JudgeMode::Off),
@@ -201,6 +202,26 @@ fn refused(req: Request, why: &str) -> Gated {
         rewritten: None,
     };
     Gated { verdict, decision: None, request: req }
+}
+
+/// The environment variable that carries the narrowing policy files to
+/// agents started inside a session, colon-separated.
+pub const LAYERS_ENV: &str = "UNIXAGENT_POLICY_LAYERS";
+
+/// The narrowing layers of this process: those inherited from the session
+/// it was started in, then its own `--policy`. A file that does not exist
+/// is an error: silently dropping a restriction would widen the policy.
+pub fn layers(own: Option<&std::path::Path>) -> Result<Vec<std::path::PathBuf>, String> {
+    let mut layers: Vec<std::path::PathBuf> = std::env::var_os(LAYERS_ENV)
+        .map(|v| std::env::split_paths(&v).filter(|p| !p.as_os_str().is_empty()).collect())
+        .unwrap_or_default();
+    if let Some(p) = own {
+        let abs = std::fs::canonicalize(p).map_err(|e| {
+            format!("the policy file {} cannot be read ({e}); check the path given to --policy", p.display())
+        })?;
+        layers.push(abs);
+    }
+    Ok(layers)
 }
 
 /// The grant `a` adds: this exact command.

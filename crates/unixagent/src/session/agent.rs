@@ -383,7 +383,8 @@ impl Session {
         if self.agent.policy.is_none() && self.agent.policy_loader.is_none() {
             // Load while the model thinks, so the first proposal does not wait.
             let judge = self.agent.opts.judge.clone();
-            self.agent.policy_loader = Some(tokio::task::spawn_blocking(move || Policy::load(&judge)));
+            let layers = self.agent.opts.policy_layers.clone();
+            self.agent.policy_loader = Some(tokio::task::spawn_blocking(move || Policy::load(&judge, &layers)));
         }
         self.journal(JournalEntry::Instruction { turn: self.agent.turn_no, text: text.to_string() });
         self.agent.instruction = Some(text.to_string());
@@ -678,6 +679,7 @@ impl Session {
         let policy = self.agent.policy.clone();
         let loader = self.agent.policy_loader.take();
         let judge = self.agent.opts.judge.clone();
+        let layers = self.agent.opts.policy_layers.clone();
         let grants = self.agent.grants.clone();
         let provider: Option<Arc<dyn Provider>> = self.agent.provider.clone().map(|p| p as Arc<dyn Provider>);
         self.agent.spin_at = Some(Instant::now());
@@ -687,12 +689,12 @@ impl Session {
                 None => {
                     let loaded = match loader {
                         Some(l) => l.await,
-                        None => tokio::task::spawn_blocking(move || Policy::load(&judge)).await,
+                        None => tokio::task::spawn_blocking(move || Policy::load(&judge, &layers)).await,
                     };
                     match loaded {
                         Ok((p, w)) => (Arc::new(p), w),
                         Err(e) => {
-                            let (p, mut w) = Policy::load(&JudgeSettings::default());
+                            let (p, mut w) = Policy::load(&JudgeSettings::default(), &[]);
                             w.push(format!("loading the policy failed: {e}"));
                             (Arc::new(p), w)
                         }

@@ -71,6 +71,8 @@ pub struct AgentOptions {
     pub confirm: crate::agent::ConfirmMode,
     /// `[judge]` settings for the safety pipeline.
     pub judge: crate::agent::gate::JudgeSettings,
+    /// Policy files that narrow the policy (inherited, then `--policy`).
+    pub policy_layers: Vec<PathBuf>,
 }
 
 /// Runs the interactive session; returns the shell's exit status.
@@ -114,6 +116,11 @@ async fn run_async(opts: Options) -> anyhow::Result<i32> {
     ];
     if let Some(j) = &journal {
         env.push((OsString::from("UNIXAGENT_JOURNAL"), j.path().as_os_str().to_owned()));
+    }
+    if !opts.agent.policy_layers.is_empty()
+        && let Ok(joined) = std::env::join_paths(&opts.agent.policy_layers)
+    {
+        env.push((OsString::from(crate::agent::gate::LAYERS_ENV), joined));
     }
     reset_job_control_signals();
     let pty = Pty::spawn(&launch, cols, rows, &env)?;
