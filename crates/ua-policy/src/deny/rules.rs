@@ -443,7 +443,63 @@ pub(crate) fn is_credential_path(t: &str) -> bool {
         ".config/hub",
     ];
     let private_key = t.contains(".ssh/id_") && t.ends_with(".pub");
-    !private_key && MARKERS.iter().any(|m| t.contains(m)) || t == ".env" || t.ends_with("/.env")
+    !private_key && MARKERS.iter().any(|m| t.contains(m))
+        || t == ".env"
+        || t.ends_with("/.env")
+        || glob_reaches_credentials(t)
+}
+
+/// Where credentials usually live, below a home directory.
+const CREDENTIAL_FILES: &[&str] = &[
+    ".ssh/id_rsa",
+    ".ssh/id_ed25519",
+    ".ssh/id_ecdsa",
+    ".ssh/id_dsa",
+    ".ssh/identity",
+    ".aws/credentials",
+    ".netrc",
+    ".git-credentials",
+    ".gnupg/private-keys-v1.d/key.key",
+    ".gnupg/secring.gpg",
+    ".config/gh/hosts.yml",
+    ".docker/config.json",
+    ".kube/config",
+    ".pgpass",
+    ".cargo/credentials",
+    ".vault-token",
+];
+
+/// True when a path with glob characters (`~/.s*/id_rsa`) would expand to
+/// a credential file: the shell expands it before the program sees it, so
+/// the markers above cannot be found in its text. The pattern is tried, as
+/// the shell would, component by component (`*` never crosses `/`, and a
+/// component starting with `.` is matched only by a pattern that starts
+/// with `.`), on the usual credential files below the directory where it
+/// starts and one level further down.
+fn glob_reaches_credentials(t: &str) -> bool {
+    let Some(first) = t.find(['*', '?', '[']) else { return false };
+    let rest = match t[..first].rfind('/') {
+        Some(i) => &t[i + 1..],
+        None => t,
+    };
+    let pattern: Vec<&str> = rest.split('/').collect();
+    let mut matchers = Vec::with_capacity(pattern.len());
+    for p in &pattern {
+        match globset::Glob::new(p) {
+            Ok(g) => matchers.push(g.compile_matcher()),
+            Err(_) => return false,
+        }
+    }
+    let fits = |path: &str| {
+        let parts: Vec<&str> = path.split('/').collect();
+        parts.len() == pattern.len()
+            && parts
+                .iter()
+                .zip(&pattern)
+                .zip(&matchers)
+                .all(|((part, pat), m)| (!part.starts_with('.') || pat.starts_with('.')) && m.is_match(part))
+    };
+    CREDENTIAL_FILES.iter().any(|f| fits(f) || fits(&format!("u/{f}")))
 }
 
 fn is_history_path(t: &str) -> bool {

@@ -85,3 +85,18 @@ fn the_reason_names_what_was_stopped_and_the_part() {
     let d = d.map(|d| d.reason).unwrap_or_default();
     assert_eq!(d, "removes the root directory (`rm -rf /`)");
 }
+
+#[test]
+fn globs_that_expand_to_credentials_are_credentials() {
+    assert_eq!(rule("cat ~/.s*/id_rsa"), Some("credential-read"));
+    assert_eq!(rule("cat ~/.ss?/id_ed25519"), Some("credential-read"));
+    assert_eq!(rule("head /home/*/.aws/cred*"), Some("credential-read"));
+    assert_eq!(rule("cat ~/.[s]sh/id_*"), Some("credential-read"));
+    // Globs that cannot reach a key are not.
+    assert_eq!(rule("cat ~/notes/*.txt"), None);
+    assert_eq!(rule("cat src/*.rs"), None);
+    assert_eq!(rule("cat ~/.ssh/*.pub"), None);
+    // `*` does not match a leading dot, as in the shell.
+    assert_eq!(rule("cat ~/*/id_rsa"), None);
+    assert_eq!(rule("rm -rf *"), None);
+}

@@ -92,11 +92,17 @@ fn default_policy_runs_read_only_commands_and_asks_for_the_rest() {
         assert_eq!(d.outcome, Outcome::Allow, "{cmd}: {d:?}");
         assert!(matches!(&d.decided_by, DecidedBy::Policy { policy, .. } if policy == "builtin.read-only"), "{cmd}");
     }
-    for cmd in ["touch a.txt", "make test", "rm x", "git push", "cat ~/.s*/id_rsa"] {
+    // A read through a glob that starts at home asks: Cedar cannot see
+    // what it expands to.
+    for cmd in ["touch a.txt", "make test", "rm x", "git push", "cat ~/.b*rc"] {
         let d = gate.decide(&env.request(cmd), &grants);
         assert_eq!(d.outcome, Outcome::Ask, "{cmd}: {d:?}");
         assert!(matches!(d.decided_by, DecidedBy::Mode { .. }), "{cmd}");
     }
+    // One that would expand to a private key is on the deny list.
+    let d = gate.decide(&env.request("cat ~/.s*/id_rsa"), &grants);
+    assert_eq!(d.outcome, Outcome::Deny, "{d:?}");
+    assert!(matches!(&d.decided_by, DecidedBy::DenyList { rule } if rule == "credential-read"), "{d:?}");
 }
 
 #[test]
