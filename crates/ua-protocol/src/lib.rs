@@ -34,4 +34,5 @@
 pub mod conversation;
 pub mod event;
 pub mod journal;
+pub mod time;
 pub mod tool;

@@ -149,31 +149,11 @@ pub(crate) fn now_ms() -> u64 {
 /// `YYYYMMDDTHHMMSS.mmmZ-xxxxxxxx`: sorts by creation time as a string,
 /// reads as a UTC date, and is safe in a path on every platform.
 pub fn session_id(unix_ms: u64, suffix: u32) -> String {
-    let secs = unix_ms / 1000;
-    let (y, mo, d) = civil_from_days(secs / 86_400);
-    let day = secs % 86_400;
+    let t = ua_protocol::time::Utc::from_unix_ms(unix_ms);
     format!(
-        "{y:04}{mo:02}{d:02}T{:02}{:02}{:02}.{:03}Z-{suffix:08x}",
-        day / 3600,
-        day % 3600 / 60,
-        day % 60,
-        unix_ms % 1000
+        "{:04}{:02}{:02}T{:02}{:02}{:02}.{:03}Z-{suffix:08x}",
+        t.year, t.month, t.day, t.hour, t.minute, t.second, t.millis
     )
-}
-
-/// Days since 1970-01-01 to a proleptic Gregorian date (Howard Hinnant's
-/// `civil_from_days`, restricted to dates after the epoch).
-fn civil_from_days(days: u64) -> (u64, u64, u64) {
-    let z = days + 719_468;
-    let era = z / 146_097;
-    let doe = z % 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + u64::from(m <= 2);
-    (y, m, d)
 }
 
 /// Random bits without a dependency: std's `RandomState` is seeded from
