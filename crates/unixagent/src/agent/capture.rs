@@ -43,6 +43,15 @@ impl Capture {
         }
     }
 
+    /// Whether the output ends at the start of a line (or there was none),
+    /// judged by what a terminal would print of its last few KiB: markers
+    /// and other escapes move no cursor forward.
+    pub fn ends_line(&self) -> bool {
+        let last = if self.tail.is_empty() { &self.head } else { &self.tail };
+        let window = &last[last.len().saturating_sub(4096)..];
+        plain_text(window).chars().last().is_none_or(|c| c == '\n')
+    }
+
     /// Whether anything was cut from the middle.
     pub fn truncated(&self) -> bool {
         self.cut > 0 || self.tail.len() > self.tail_cap
@@ -106,6 +115,16 @@ mod tests {
         assert!(text.ends_with("LAST\n"), "{text}");
         assert!(text.contains("bytes of output cut"), "{text}");
         assert!(text.len() < 600, "{}", text.len());
+    }
+
+    #[test]
+    fn the_line_end_is_judged_past_trailing_escapes() {
+        let mut c = Capture::new(DEFAULT_CAP);
+        assert!(c.ends_line());
+        c.push(b"done\r\n\x1b]133;D;0\x07");
+        assert!(c.ends_line());
+        c.push(b"no newline\x1b[0m");
+        assert!(!c.ends_line());
     }
 
     #[test]

@@ -224,11 +224,6 @@ pub fn layers(own: Option<&std::path::Path>) -> Result<Vec<std::path::PathBuf>, 
     Ok(layers)
 }
 
-/// The grant `a` adds: this exact command.
-pub fn grant_exact(command: &str) -> Grant {
-    Grant::exact(command)
-}
-
 /// The grant `A` adds: the program the command runs, with any arguments,
 /// when the command is one simple program.
 pub fn grant_program(command: &str) -> Option<Grant> {

@@ -39,7 +39,7 @@ use crate::agent::gate::{self, Gated, JudgeSettings, Policy};
 use crate::agent::render::{Renderer, SPINNER_FRAME};
 use crate::agent::turn::{Answer, Effect, End, Outcome, Proposal, Turn, Verdict};
 use ua_policy::gate::Request as PolicyRequest;
-use ua_policy::grants::Grants;
+use ua_policy::grants::{Grant, Grants};
 
 /// Two Ctrl+C within this long end the turn at once.
 const DOUBLE_INTERRUPT: Duration = Duration::from_secs(1);
@@ -110,8 +110,6 @@ pub(super) struct AgentSide {
     asking: Option<Asking>,
     /// The proposal (id, command) whose line is on screen.
     shown: Option<(String, String)>,
-    /// The risk of the proposal being asked about.
-    asked_risk: String,
     /// The verdict of the proposal being asked about, to ask again.
     asked: Option<Verdict>,
     /// Esc at a question gave the shell back; the turn waits.
@@ -207,7 +205,6 @@ impl AgentSide {
             running: None,
             asking: None,
             shown: None,
-            asked_risk: String::new(),
             asked: None,
             paused: false,
             plan_shown: None,
@@ -665,7 +662,7 @@ impl Session {
                 strong: false,
                 rewritten: None,
             };
-            self.on_verdict(p, verdict, None);
+            self.on_verdict(p, verdict, false);
             return;
         }
         let request = PolicyRequest {
@@ -728,12 +725,12 @@ impl Session {
         }
         let verdict = done.gated.verdict.clone();
         self.agent.gated = Some(done.gated);
-        self.on_verdict(done.proposal, verdict, Some(()));
+        self.on_verdict(done.proposal, verdict, true);
     }
 
     /// Applies the confirm mode to the gate's verdict and hands it to the
     /// turn.
-    fn on_verdict(&mut self, p: Proposal, mut verdict: Verdict, from_policy: Option<()>) {
+    fn on_verdict(&mut self, p: Proposal, mut verdict: Verdict, from_policy: bool) {
         let granted = self
             .agent
             .gated
@@ -762,7 +759,7 @@ impl Session {
             if let Some(outcome) = outcome {
                 let approver = if granted { "grant" } else { "policy" };
                 self.journal_decision(&p, outcome, &verdict.reason, approver, &verdict.risk);
-                if from_policy.is_some() {
+                if from_policy {
                     self.audit_decision();
                 }
             }
@@ -824,7 +821,6 @@ impl Session {
         let mut out = self.agent.render.proposal(p, v);
         out.push_str(&self.agent.render.question(v));
         self.agent.shown = Some((p.id.clone(), p.command.clone()));
-        self.agent.asked_risk = v.risk.clone();
         self.agent.asked = Some(v.clone());
         self.show(&out);
         self.agent.asking = Some(if v.strong { Asking::Typed(String::new()) } else { Asking::Key });
@@ -841,7 +837,7 @@ impl Session {
                 Answer::Skip => DecisionOutcome::Skipped,
                 Answer::Quit | Answer::Steer(_) => DecisionOutcome::Stopped,
             };
-            let risk = self.agent.asked_risk.clone();
+            let risk = self.agent.asked.as_ref().map(|v| v.risk.clone()).unwrap_or_default();
             let approved = matches!(answer, Answer::Run);
             self.journal_decision(&p, outcome, "the user", "human", &risk);
             if !matches!(answer, Answer::Edit(_)) {
@@ -919,7 +915,7 @@ impl Session {
             (Asking::Key, Key::Char('a')) => {
                 self.show("a");
                 if let Some(p) = self.agent.turn.as_ref().and_then(|t| t.current()) {
-                    let grant = gate::grant_exact(&p.command);
+                    let grant = Grant::exact(&p.command);
                     self.agent.grants.add(grant);
                 }
                 self.answer(Answer::Run)
@@ -927,7 +923,7 @@ impl Session {
             (Asking::Key, Key::Char('A')) => {
                 self.show("A");
                 if let Some(p) = self.agent.turn.as_ref().and_then(|t| t.current()) {
-                    let grant = gate::grant_program(&p.command).unwrap_or_else(|| gate::grant_exact(&p.command));
+                    let grant = gate::grant_program(&p.command).unwrap_or_else(|| Grant::exact(&p.command));
                     self.agent.grants.add(grant);
                 }
                 self.answer(Answer::Run)
@@ -1183,12 +1179,6 @@ impl Session {
                 } else {
                     self.write_out(bytes);
                 }
-                // Markers are invisible: the cursor is where the last
-                // printed character left it.
-                let text = ua_context::clean::strip_escapes(bytes);
-                if let Some(last) = text.chars().last() {
-                    self.agent.render.set_line_start(last == '\n');
-                }
             }
             View::Hidden | View::UntilPrompt => {
                 if let Some(r) = self.agent.running.as_mut().filter(|r| !r.started && r.before_start.len() < 64 * 1024)
@@ -1240,6 +1230,7 @@ impl Session {
 
     fn command_finished(&mut self, code: i32) {
         let Some(r) = self.agent.running.take() else { return };
+        self.agent.render.set_line_start(r.capture.ends_line());
         let out = self.agent.render.hand_over();
         self.show(&out);
         let truncated = r.capture.truncated();
@@ -1284,6 +1275,11 @@ impl Session {
         self.agent.stream = None;
         self.agent.asking = None;
         self.agent.waiting_run = None;
+        if let Some(r) = &self.agent.running {
+            // Ended while a command ran: its output may have left the
+            // cursor mid-line.
+            self.agent.render.set_line_start(r.capture.ends_line());
+        }
         let Some(turn) = self.agent.turn.take() else { return };
         let mut out = String::new();
         match &end {
