@@ -4,6 +4,8 @@
 //! withheld when its name looks like a credential: an allowlist entry
 //! `*` must not be a way to send `AWS_SECRET_ACCESS_KEY`.
 
+use ua_protocol::text::wildcard;
+
 /// Names (glob patterns, case-insensitive) never sent whatever the
 /// allowlist says.
 pub const NEVER_SEND: &[&str] = &[
@@ -37,7 +39,7 @@ pub const NEVER_SEND: &[&str] = &[
 /// True when `name` must never be sent, allowlisted or not.
 pub fn is_sensitive_name(name: &str) -> bool {
     let upper = name.to_ascii_uppercase();
-    NEVER_SEND.iter().any(|p| glob_match(p, &upper))
+    NEVER_SEND.iter().any(|p| wildcard(p, &upper))
 }
 
 /// The variables of `vars` that `include` allows (exact names or globs
@@ -52,59 +54,16 @@ where
     let mut out: Vec<(String, String)> = vars
         .into_iter()
         .map(|(k, v)| (k.into(), v.into()))
-        .filter(|(k, _)| include.iter().any(|p| glob_match(p.as_ref(), k)) && !is_sensitive_name(k))
+        .filter(|(k, _)| include.iter().any(|p| wildcard(p.as_ref(), k)) && !is_sensitive_name(k))
         .collect();
     out.sort();
     out.dedup_by(|a, b| a.0 == b.0);
     out
 }
 
-/// Glob match over characters: `*` is any run, `?` any one character.
-fn glob_match(pattern: &str, name: &str) -> bool {
-    let p: Vec<char> = pattern.chars().collect();
-    let n: Vec<char> = name.chars().collect();
-    // Classic two-pointer match with backtracking to the last `*`.
-    let (mut pi, mut ni) = (0, 0);
-    let mut star: Option<(usize, usize)> = None;
-    while ni < n.len() {
-        match p.get(pi) {
-            Some('*') => {
-                star = Some((pi, ni));
-                pi += 1;
-            }
-            Some(&c) if c == '?' || c == n[ni] => {
-                pi += 1;
-                ni += 1;
-            }
-            _ => match star {
-                Some((sp, sn)) => {
-                    pi = sp + 1;
-                    ni = sn + 1;
-                    star = Some((sp, sn + 1));
-                }
-                None => return false,
-            },
-        }
-    }
-    p[pi..].iter().all(|&c| c == '*')
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn globs() {
-        assert!(glob_match("*", ""));
-        assert!(glob_match("LC_*", "LC_ALL"));
-        assert!(!glob_match("LC_*", "LANG"));
-        assert!(glob_match("*_KEY", "OPENAI_API_KEY"));
-        assert!(!glob_match("*_KEY", "KEYBOARD"));
-        assert!(glob_match("T?RM", "TERM"));
-        assert!(glob_match("*A*B*", "xxAyyBzz"));
-        assert!(!glob_match("*A*B", "xxAyyBzz"));
-        assert!(glob_match("a*b*c", "abbbc"));
-    }
 
     #[test]
     fn credentials_never_pass_even_with_a_star() {

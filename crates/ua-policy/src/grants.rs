@@ -16,6 +16,7 @@
 use crate::classify::Analysis;
 use crate::parse::PartKind;
 use serde::{Deserialize, Serialize};
+use ua_protocol::text::wildcard;
 
 /// One remembered answer.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -128,50 +129,5 @@ impl Grants {
             first.get_or_insert(g);
         }
         first
-    }
-}
-
-/// Matches `text` against `pat`, where `*` is any text and `?` one character.
-pub fn wildcard(pat: &str, text: &str) -> bool {
-    let p: Vec<char> = pat.chars().collect();
-    let t: Vec<char> = text.chars().collect();
-    let (mut pi, mut ti) = (0, 0);
-    let mut star: Option<(usize, usize)> = None;
-    while ti < t.len() {
-        match p.get(pi) {
-            Some('*') => {
-                star = Some((pi, ti));
-                pi += 1;
-            }
-            Some(c) if *c == '?' || *c == t[ti] => {
-                pi += 1;
-                ti += 1;
-            }
-            _ => match star {
-                Some((sp, st)) => {
-                    pi = sp + 1;
-                    ti = st + 1;
-                    star = Some((sp, st + 1));
-                }
-                None => return false,
-            },
-        }
-    }
-    p[pi..].iter().all(|c| *c == '*')
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn wildcard_matches_like_a_shell_glob_over_text() {
-        assert!(wildcard("*", ""));
-        assert!(wildcard("-name *", "-name *.rs"));
-        assert!(wildcard("status", "status"));
-        assert!(!wildcard("status", "status --x"));
-        assert!(wildcard("a?c*", "abcdef"));
-        assert!(!wildcard("*.rs", "main.rc"));
-        assert!(wildcard("*x*y", "axbxy"));
     }
 }

@@ -12,6 +12,8 @@
 //!   call can be rebuilt exactly.
 //! - [`tool`]: the single `shell` tool the model is given, its input, and the
 //!   pure `output_mode = "final"` filter.
+//! - [`text`] and [`time`]: small pure helpers (wildcards, UTC dates) that
+//!   the crates above share.
 //!
 //! This crate deliberately does no I/O, knows no provider, and has no
 //! internal dependencies: it is the bottom of the dependency graph.
@@ -34,5 +36,6 @@
 pub mod conversation;
 pub mod event;
 pub mod journal;
+pub mod text;
 pub mod time;
 pub mod tool;
