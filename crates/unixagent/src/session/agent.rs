@@ -84,9 +84,10 @@ enum Asking {
 
 pub(super) struct AgentSide {
     opts: AgentOptions,
-    oneshot: Option<String>,
-    /// The status to exit with once a one-shot turn ends.
-    oneshot_started: bool,
+    /// `-c '# …'`: the session ends with the first turn.
+    oneshot: bool,
+    /// The one-shot instruction, until the first prompt starts it.
+    oneshot_pending: Option<String>,
     /// Whether a human can answer questions.
     can_ask: bool,
     /// Output goes to a file or pipe: plain `\n` line ends.
@@ -140,7 +141,6 @@ pub(super) struct AgentSide {
     pub(super) session_id: String,
     /// The current instruction (hooks and the judge see it).
     instruction: Option<String>,
-    last_status: i32,
     /// The shell's state when the current instruction was given.
     snapshot: ContextSnapshot,
     /// The session journal; `None` when it could not be opened.
@@ -187,8 +187,8 @@ impl AgentSide {
             opts,
             can_ask: stdin_tty,
             plain_output: oneshot.is_some() && !out_tty,
-            oneshot,
-            oneshot_started: false,
+            oneshot: oneshot.is_some(),
+            oneshot_pending: oneshot,
             provider: None,
             building: None,
             editing: None,
@@ -222,7 +222,6 @@ impl AgentSide {
             audit_failed: false,
             session_id: String::new(),
             instruction: None,
-            last_status: 0,
             snapshot: ContextSnapshot::default(),
             journal: None,
             journal_failed: false,
@@ -248,7 +247,7 @@ impl AgentSide {
     }
 
     pub(super) fn oneshot(&self) -> bool {
-        self.oneshot.is_some()
+        self.oneshot
     }
 
     pub(super) fn deadline(&self) -> Option<Instant> {
@@ -1113,9 +1112,9 @@ impl Session {
     /// A fresh prompt: a waiting command can be typed, a command that
     /// never started (a syntax error) is over.
     pub(super) fn on_fresh_prompt(&mut self) {
-        if self.agent.oneshot.is_some() && !self.agent.oneshot_started && self.agent.turn.is_none() {
-            self.agent.oneshot_started = true;
-            let text = self.agent.oneshot.clone().unwrap_or_default();
+        if self.agent.turn.is_none()
+            && let Some(text) = self.agent.oneshot_pending.take()
+        {
             self.start_turn(&text);
             return;
         }
@@ -1239,7 +1238,6 @@ impl Session {
             let secs = self.agent.opts.command_timeout.as_secs();
             output.push_str(&format!("\n[interrupted by unixagent: still running after {secs} s]"));
         }
-        self.agent.last_status = code;
         let framed = frame_tool_output(Some(code), &output, truncated);
         self.journal(JournalEntry::ToolResult {
             turn: self.agent.turn_no,
@@ -1317,7 +1315,7 @@ impl Session {
             _ => turn.last_exit().unwrap_or(0),
         };
         self.agent.history = turn.into_messages();
-        if self.agent.oneshot.is_some() {
+        if self.agent.oneshot {
             self.exit_now = Some(status);
             return;
         }
