@@ -198,18 +198,36 @@ fn main() {
             return;
         }
     };
-    report_both("analyze", measure(rounds, |c| drop(black_box(analyze(c)))));
+    let samples = measure(rounds, |c| drop(black_box(analyze(c))));
+    slowest(&samples.1);
+    report_both("analyze", samples);
     let analyses: std::collections::HashMap<&str, _> = COMMANDS.iter().map(|c| (*c, analyze(c))).collect();
     let cwd = home.join("project").to_string_lossy().into_owned();
     let home_s = home.to_string_lossy().into_owned();
     let who = Subject { session: "bench", depth: 0, human_attached: true, cwd: &cwd, home: &home_s };
-    report_both(
-        "cedar evaluate only",
-        measure(rounds, |c| drop(black_box(default_gate.engine().evaluate(&analyses[c], &who)))),
-    );
+    let samples = measure(rounds, |c| drop(black_box(default_gate.engine().evaluate(&analyses[c], &who))));
+    slowest(&samples.1);
+    report_both("cedar evaluate only", samples);
     let samples = measure(rounds, |c| drop(black_box(default_gate.decide(&request(c), &grants))));
-    slowest(&samples.0);
+    slowest(&samples.1);
     report_both("decide (default policy)", samples);
+
+    // Each path a command names is one more Cedar request: how the cost
+    // grows with the operands (not part of the list above).
+    for n in [10, 30] {
+        let files: Vec<String> = (1..=n).map(|i| format!("build/obj/part{i}.o")).collect();
+        let cmd = format!("rm -f {}", files.join(" "));
+        let mut cpu: Vec<f64> = (0..205)
+            .map(|_| {
+                let c0 = thread_cpu_us();
+                drop(black_box(default_gate.decide(&request(&cmd), &grants)));
+                thread_cpu_us() - c0
+            })
+            .skip(5)
+            .collect();
+        cpu.sort_by(f64::total_cmp);
+        println!("  rm -f with {n} paths (default policy, cpu): p50={:.1} µs", percentile(&cpu, 0.5));
+    }
 
     let toml = r#"
 [approval]

@@ -218,9 +218,13 @@ pub fn translate(path: &Path, text: &str, home: &str) -> Result<Translated, Poli
         ("deny", "write", &fs.deny, "forbid"),
     ] {
         for (i, g) in globs.iter().enumerate() {
-            let cond = path_glob(g, home).map_err(|m| err(format!("[approval.filesystem] {key}: {m}")))?;
+            let m = path_glob(g, home).map_err(|m| err(format!("[approval.filesystem] {key}: {m}")))?;
             let reason = format!("[approval.filesystem] {key}: {g}");
-            out.policy(&format!("toml.filesystem.{key}.{i}"), &reason, effect, action, Some(&cond));
+            let id = format!("toml.filesystem.{key}.{i}");
+            match m {
+                PathMatch::Within(dir) => out.policy_within(&id, &reason, effect, action, &dir),
+                PathMatch::When(cond) => out.policy(&id, &reason, effect, action, Some(&cond)),
+            }
         }
     }
 
@@ -257,6 +261,27 @@ impl Out {
             None => self.text.push_str(";\n\n"),
         }
     }
+
+    /// A policy on everything in `dir`, in its scope: the engine asks such
+    /// a policy only about paths below `dir`.
+    fn policy_within(&mut self, id: &str, reason: &str, effect: &str, action: &str, dir: &str) {
+        let _ = writeln!(self.text, "@id({})", quote(id));
+        let _ = writeln!(self.text, "@reason({})", quote(reason));
+        let _ = writeln!(
+            self.text,
+            "{effect} (principal, action == Action::\"{action}\", resource in Directory::{});\n",
+            quote(dir)
+        );
+    }
+}
+
+/// How a policy.toml path glob becomes Cedar.
+#[derive(Debug, PartialEq, Eq)]
+enum PathMatch {
+    /// Everything in this directory (`dir/**`): a scope.
+    Within(String),
+    /// A condition on the resource.
+    When(String),
 }
 
 /// A Cedar string literal.
@@ -313,7 +338,7 @@ fn host_pattern(h: &str) -> Result<String, String> {
     }
 }
 
-fn path_glob(g: &str, home: &str) -> Result<String, String> {
+fn path_glob(g: &str, home: &str) -> Result<PathMatch, String> {
     let g = g.trim();
     if g.contains(['?', '[', ']', '{', '}']) {
         return Err(format!("glob {g:?} uses ? [ ] or {{ }}, which are not supported; use * and **"));
@@ -324,10 +349,10 @@ fn path_glob(g: &str, home: &str) -> Result<String, String> {
     let home = home.trim_end_matches('/');
     if let Some(rest) = g.strip_prefix("$CWD") {
         let rest = rest.trim_start_matches('/');
-        return Ok(match rest {
+        return Ok(PathMatch::When(match rest {
             "" | "**" => "resource in context.cwd".to_string(),
             r => format!("resource in context.cwd && resource.path like {}", like(&format!("*/{r}"))),
-        });
+        }));
     }
     let abs = if let Some(rest) = g.strip_prefix("$HOME").or_else(|| g.strip_prefix('~')) {
         format!("{home}{rest}")
@@ -341,9 +366,9 @@ fn path_glob(g: &str, home: &str) -> Result<String, String> {
     }
     let dir = abs.strip_suffix("/**").map(|d| if d.is_empty() { "/" } else { d });
     Ok(match dir {
-        Some(d) if !d.contains('*') => format!("resource in Directory::{}", quote(&crate::paths::normalize(d))),
-        _ if abs.contains('*') => format!("resource.path like {}", like(&abs)),
-        _ => format!("resource.path == {}", quote(&crate::paths::normalize(&abs))),
+        Some(d) if !d.contains('*') => PathMatch::Within(crate::paths::normalize(d)),
+        _ if abs.contains('*') => PathMatch::When(format!("resource.path like {}", like(&abs))),
+        _ => PathMatch::When(format!("resource.path == {}", quote(&crate::paths::normalize(&abs)))),
     })
 }
 
@@ -383,10 +408,11 @@ deny_patterns = ['x" || true || "', 'a\b']"#);
 
     #[test]
     fn globs_translate_to_hierarchy_or_like() {
-        assert_eq!(path_glob("$HOME/.ssh/**", "/home/u").unwrap(), "resource in Directory::\"/home/u/.ssh\"");
-        assert_eq!(path_glob("~/notes.txt", "/home/u").unwrap(), "resource.path == \"/home/u/notes.txt\"");
-        assert_eq!(path_glob("/etc/*.conf", "/h").unwrap(), "resource.path like \"/etc/*.conf\"");
-        assert_eq!(path_glob("$CWD/**", "/h").unwrap(), "resource in context.cwd");
+        let when = |s: &str| Ok(PathMatch::When(s.to_string()));
+        assert_eq!(path_glob("$HOME/.ssh/**", "/home/u"), Ok(PathMatch::Within("/home/u/.ssh".into())));
+        assert_eq!(path_glob("~/notes.txt", "/home/u"), when("resource.path == \"/home/u/notes.txt\""));
+        assert_eq!(path_glob("/etc/*.conf", "/h"), when("resource.path like \"/etc/*.conf\""));
+        assert_eq!(path_glob("$CWD/**", "/h"), when("resource in context.cwd"));
         assert!(path_glob("relative/x", "/h").is_err());
         assert!(path_glob("/a/[bc]", "/h").is_err());
         assert!(path_glob("$TMP/x", "/h").is_err());

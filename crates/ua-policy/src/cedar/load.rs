@@ -2,12 +2,12 @@
 //! schema validation, and error messages that name the file and line.
 
 use super::ACTIONS;
-use super::{Layer, PolicyInfo};
+use super::{Indexed, Layer, PolicyInfo};
 use crate::error::PolicyError;
 use crate::policy_toml::{self, Modes};
 use cedar_policy::{
-    ActionConstraint, Effect, EntityId, EntityTypeName, EntityUid, PolicyId, PolicySet, Schema, ValidationMode,
-    Validator,
+    ActionConstraint, Effect, EntityId, EntityTypeName, EntityUid, PolicyId, PolicySet, ResourceConstraint, Schema,
+    ValidationMode, Validator,
 };
 use miette::Diagnostic;
 use std::collections::HashMap;
@@ -137,28 +137,33 @@ pub fn layer(name: &str, sources: &[Source], modes: Modes, schema: &Schema) -> R
     Ok(Layer { name: name.to_string(), by_action, info, modes })
 }
 
-/// One policy set per action, holding only the policies whose scope can
-/// match it. Cedar builds and evaluates every policy's condition for every
-/// request, so this cuts the work per request several times over (an
-/// `exec` request sees a handful of policies instead of all of them).
-/// Actions have no groups in the schema, so `action in [...]` is a list.
-fn split_by_action(set: &PolicySet) -> Result<Vec<(&'static str, PolicySet)>, PolicyError> {
+/// The layer's policies per action, holding only the policies whose scope
+/// can match it, and indexed by their resource scope (see [`Indexed`]).
+/// Cedar builds and evaluates every policy's condition for every request,
+/// so this cuts the work per request several times over. Actions have no
+/// groups in the schema, so `action in [...]` is a list.
+fn split_by_action(set: &PolicySet) -> Result<Vec<(&'static str, Indexed)>, PolicyError> {
+    let builtin = |e: &dyn std::fmt::Display| PolicyError::Builtin(e.to_string());
+    let action_type = EntityTypeName::from_str("Action").map_err(|e| builtin(&e))?;
     let mut out = Vec::new();
     for action in ACTIONS {
-        let uid = EntityUid::from_type_name_and_id(
-            EntityTypeName::from_str("Action").map_err(|e| PolicyError::Builtin(e.to_string()))?,
-            EntityId::new(action),
-        );
-        let mut part = PolicySet::new();
+        let uid = EntityUid::from_type_name_and_id(action_type.clone(), EntityId::new(action));
+        let mut part = Indexed::default();
         for p in set.policies() {
             let applies = match p.action_constraint() {
                 ActionConstraint::Any => true,
                 ActionConstraint::Eq(a) => a == uid,
                 ActionConstraint::In(list) => list.contains(&uid),
             };
-            if applies {
-                part.add(p.clone()).map_err(|e| PolicyError::Builtin(e.to_string()))?;
+            if !applies {
+                continue;
             }
+            let target = match p.resource_constraint() {
+                ResourceConstraint::Any | ResourceConstraint::Is(_) => &mut part.general,
+                ResourceConstraint::In(e) | ResourceConstraint::IsIn(_, e) => part.within.entry(e).or_default(),
+                ResourceConstraint::Eq(e) => part.exact.entry(e).or_default(),
+            };
+            target.add(p.clone()).map_err(|e| builtin(&e))?;
         }
         out.push((action, part));
     }

@@ -21,7 +21,7 @@ pub(crate) mod request;
 use crate::classify::Analysis;
 use crate::error::PolicyError;
 use crate::policy_toml::{Mode, Modes};
-use cedar_policy::{Authorizer, Decision as CedarDecision, PolicyId, PolicySet, Request, Schema};
+use cedar_policy::{Authorizer, Context, Decision as CedarDecision, EntityUid, PolicyId, PolicySet, Request, Schema};
 use serde::Serialize;
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -51,7 +51,7 @@ pub struct Layer {
     /// `base`, or the narrowing file's position.
     pub name: String,
     /// The layer's policies split by the action they can apply to.
-    pub(crate) by_action: Vec<(&'static str, PolicySet)>,
+    pub(crate) by_action: Vec<(&'static str, Indexed)>,
     pub(crate) info: HashMap<PolicyId, PolicyInfo>,
     /// What requests no policy of this layer permits fall back to.
     pub modes: Modes,
@@ -66,6 +66,39 @@ impl Layer {
     /// True when the layer holds no policy.
     pub fn is_empty(&self) -> bool {
         self.info.is_empty()
+    }
+}
+
+/// One action's policies of a layer, indexed by their resource scope.
+///
+/// A policy scoped `resource in E` can only be satisfied by a request whose
+/// resource is `E` or in `E`, and one scoped `resource == E` only by `E`:
+/// Cedar tests the scope before the conditions and evaluates nothing after
+/// a test fails, so such a policy can neither match nor err on any other
+/// resource. They are asked only about those resources, which leaves most
+/// requests two or three policies to evaluate instead of every credential
+/// store's.
+#[derive(Debug, Default)]
+pub(crate) struct Indexed {
+    /// Policies whose scope names no resource: asked about every request.
+    pub general: PolicySet,
+    /// Policies scoped `resource in E` (or `resource is T in E`), by `E`.
+    pub within: HashMap<EntityUid, PolicySet>,
+    /// Policies scoped `resource == E`, by `E`.
+    pub exact: HashMap<EntityUid, PolicySet>,
+}
+
+impl Indexed {
+    /// The sets to ask about a resource that is `in` each of `ancestors`.
+    fn sets<'a>(&'a self, resource: &EntityUid, ancestors: &'a [EntityUid]) -> impl Iterator<Item = &'a PolicySet> {
+        let own = self.within.get(resource).into_iter().chain(self.exact.get(resource));
+        let above = ancestors.iter().filter_map(|a| self.within.get(a));
+        std::iter::once(&self.general).chain(own).chain(above).filter(|s| !s.is_empty())
+    }
+
+    fn policies(&self) -> impl Iterator<Item = &cedar_policy::Policy> {
+        let sets = std::iter::once(&self.general).chain(self.within.values()).chain(self.exact.values());
+        sets.flat_map(PolicySet::policies)
     }
 }
 
@@ -126,6 +159,7 @@ pub struct Engine {
     layers: Vec<Layer>,
     authorizer: Authorizer,
     types: request::Types,
+    directories: request::Directories,
 }
 
 enum Answer {
@@ -138,12 +172,16 @@ enum Answer {
 impl Engine {
     /// Builds an engine from layers (the first is the base layer).
     pub fn new(schema: Schema, layers: Vec<Layer>) -> Result<Engine, PolicyError> {
-        Ok(Engine {
-            schema,
-            layers,
-            authorizer: Authorizer::new(),
-            types: request::Types::new().map_err(PolicyError::Builtin)?,
-        })
+        let types = request::Types::new().map_err(PolicyError::Builtin)?;
+        let directories = layers
+            .iter()
+            .flat_map(|l| l.by_action.iter())
+            .flat_map(|(_, set)| set.policies())
+            .flat_map(|p| p.entity_literals())
+            .filter(|uid| uid.type_name() == &types.directory)
+            .map(|uid| uid.id().unescaped().to_string())
+            .collect();
+        Ok(Engine { schema, layers, authorizer: Authorizer::new(), types, directories })
     }
 
     /// The schema policies were validated against.
@@ -161,7 +199,7 @@ impl Engine {
     /// `connect` per host. Evaluation errors deny (fail closed).
     pub fn evaluate(&self, analysis: &Analysis, who: &Subject<'_>) -> Verdict {
         let mut v = Verdict::default();
-        let batch = match request::build(&self.types, analysis, who) {
+        let batch = match request::build(&self.types, &self.directories, analysis, who) {
             Ok(b) => b,
             Err(e) => {
                 v.error = Some(format!("cannot build the policy request: {e}"));
@@ -170,8 +208,19 @@ impl Engine {
         };
         let command = analysis.parsed.source.as_str();
         let level = analysis.risk.level();
+        // Queries come grouped by program, and the context differs only in
+        // the program: build it once per program.
+        let mut context: Option<(&str, Result<Context, String>)> = None;
         for q in &batch.queries {
-            let req = request::context(&batch, q, command, level).and_then(|ctx| {
+            let ctx = match &context {
+                Some((program, ctx)) if *program == q.program => ctx.clone(),
+                _ => {
+                    let ctx = request::context(&batch, q, command, level);
+                    context = Some((&q.program, ctx.clone()));
+                    ctx
+                }
+            };
+            let req = ctx.and_then(|ctx| {
                 Request::new(batch.principal.clone(), self.types.action(q.action), q.resource.clone(), ctx, None)
                     .map_err(|e| e.to_string())
             });
@@ -186,7 +235,7 @@ impl Engine {
             let mut mode = Mode::Allow;
             let mut unmatched = false;
             for layer in &self.layers {
-                match self.ask(layer, q.action, &req, &batch) {
+                match self.ask(layer, q, &req, &batch) {
                     Answer::Forbid(ids) => {
                         if v.forbid.is_none() {
                             v.forbid = self.hit(layer, &ids, &q.label);
@@ -209,22 +258,37 @@ impl Engine {
         v
     }
 
-    fn ask(&self, layer: &Layer, action: &str, req: &Request, batch: &request::Batch) -> Answer {
-        let Some((_, set)) = layer.by_action.iter().find(|(a, _)| *a == action) else {
-            return Answer::Error(format!("unknown action {action}"));
+    fn ask(&self, layer: &Layer, q: &request::Query, req: &Request, batch: &request::Batch) -> Answer {
+        let Some((_, indexed)) = layer.by_action.iter().find(|(a, _)| *a == q.action) else {
+            return Answer::Error(format!("unknown action {}", q.action));
         };
-        let resp = self.authorizer.is_authorized(req, set, &batch.entities);
-        let errors: Vec<String> = resp.diagnostics().errors().map(ToString::to_string).collect();
+        // Several sets answer as one: any error fails, any forbid denies,
+        // any permit allows.
+        let mut errors = Vec::new();
+        let (mut forbids, mut permits) = (Vec::new(), Vec::new());
+        for set in indexed.sets(&q.resource, &q.ancestors) {
+            let resp = self.authorizer.is_authorized(req, set, &batch.entities);
+            errors.extend(resp.diagnostics().errors().map(ToString::to_string));
+            let ids = resp.diagnostics().reason().cloned();
+            match resp.decision() {
+                CedarDecision::Allow => permits.extend(ids),
+                CedarDecision::Deny => forbids.extend(ids),
+            }
+        }
         if !errors.is_empty() {
             return Answer::Error(errors.join("; "));
         }
-        let mut ids: Vec<PolicyId> = resp.diagnostics().reason().cloned().collect();
         // Several policies can match; report them in a stable order.
-        ids.sort_by_key(ToString::to_string);
-        match (resp.decision(), ids.is_empty()) {
-            (CedarDecision::Allow, _) => Answer::Permit(ids),
-            (CedarDecision::Deny, false) => Answer::Forbid(ids),
-            (CedarDecision::Deny, true) => Answer::NoMatch,
+        let sorted = |mut ids: Vec<PolicyId>| {
+            ids.sort_by_key(ToString::to_string);
+            ids
+        };
+        if !forbids.is_empty() {
+            Answer::Forbid(sorted(forbids))
+        } else if !permits.is_empty() {
+            Answer::Permit(sorted(permits))
+        } else {
+            Answer::NoMatch
         }
     }
 

@@ -29,6 +29,8 @@ pub struct Subject<'a> {
 pub(crate) struct Query {
     pub action: &'static str,
     pub resource: EntityUid,
+    /// The directories the resource is `in` (see [`Directories`]).
+    pub ancestors: Vec<EntityUid>,
     /// The program asking, for `context.program`.
     pub program: String,
     /// For people: `write /home/u/x`, `exec rm -rf x`, `connect example.com`.
@@ -41,26 +43,37 @@ pub(crate) struct Types {
     agent: EntityTypeName,
     command: EntityTypeName,
     file: EntityTypeName,
-    directory: EntityTypeName,
+    pub(crate) directory: EntityTypeName,
     host: EntityTypeName,
     action: EntityTypeName,
+    /// The uids of [`super::ACTIONS`], in that order.
+    actions: Vec<EntityUid>,
 }
 
 impl Types {
     pub fn new() -> Result<Types, String> {
         let t = |s: &str| EntityTypeName::from_str(s).map_err(|e| e.to_string());
+        let action = t("Action")?;
+        let actions = super::ACTIONS
+            .iter()
+            .map(|a| EntityUid::from_type_name_and_id(action.clone(), EntityId::new(*a)))
+            .collect();
         Ok(Types {
             agent: t("Agent")?,
             command: t("Command")?,
             file: t("File")?,
             directory: t("Directory")?,
             host: t("Host")?,
-            action: t("Action")?,
+            action,
+            actions,
         })
     }
 
     pub fn action(&self, name: &str) -> EntityUid {
-        EntityUid::from_type_name_and_id(self.action.clone(), EntityId::new(name))
+        match super::ACTIONS.iter().position(|a| *a == name) {
+            Some(i) => self.actions[i].clone(),
+            None => EntityUid::from_type_name_and_id(self.action.clone(), EntityId::new(name)),
+        }
     }
 
     fn uid(&self, ty: &EntityTypeName, id: &str) -> EntityUid {
@@ -79,28 +92,43 @@ pub(crate) struct Batch {
 
 struct Builder<'t> {
     types: &'t Types,
+    /// The directories the policies name (see [`Directories`]).
+    named: &'t Directories,
+    /// The working directory, which `context.cwd` names.
+    cwd: &'t str,
     entities: HashMap<EntityUid, Entity>,
 }
+
+/// The directories a policy set can ask about.
+///
+/// The hierarchy Cedar sees is pruned to these: a file is `in` its own path,
+/// the working directory and whichever directories above it a policy names
+/// (`resource in Directory::"/home/me/.ssh"`), each listed as a direct
+/// parent. The only directory a policy can reach other than by naming it is
+/// `context.cwd`. Cedar computes the transitive closure of the entities of
+/// every request batch, and with the full chain of directories (a dozen
+/// levels is common) that closure was a third of the decision's time. The
+/// answers are the same: an `in` test against a directory no policy names
+/// is never evaluated.
+pub(crate) type Directories = HashSet<String>;
 
 impl Builder<'_> {
     fn str(s: &str) -> RestrictedExpression {
         RestrictedExpression::new_string(s.to_string())
     }
 
-    /// Adds `Directory::path` and its ancestors; returns its uid.
-    fn directory(&mut self, path: &str) -> Result<EntityUid, String> {
-        let uid = self.types.uid(&self.types.directory, path);
-        if self.entities.contains_key(&uid) {
-            return Ok(uid);
+    /// The directories a `path` entity is `in`: the path itself and every
+    /// directory above it that a policy can ask about.
+    fn ancestors(&self, path: &str) -> Vec<EntityUid> {
+        let mut out = Vec::new();
+        let mut p = Some(path);
+        while let Some(dir) = p {
+            if dir == self.cwd || self.named.contains(dir) {
+                out.push(self.types.uid(&self.types.directory, dir));
+            }
+            p = parent_of(dir);
         }
-        let mut parents = HashSet::new();
-        if let Some(parent) = parent_of(path) {
-            parents.insert(self.directory(parent)?);
-        }
-        // No attributes: `Entity::new` evaluates each attribute, and
-        // directories are the most numerous entities of a request.
-        self.entities.insert(uid.clone(), Entity::new_no_attrs(uid.clone(), parents));
-        Ok(uid)
+        out
     }
 
     /// Adds `File::path`, `in` its parent directory and in the directory of
@@ -108,13 +136,15 @@ impl Builder<'_> {
     /// `glob` marks the directory a glob starts in, asked about on the
     /// glob's behalf (its id is prefixed so it stays apart from the same
     /// path named plainly).
-    fn file(&mut self, path: &str, glob: bool) -> Result<EntityUid, String> {
+    /// Returns its uid and the directories it is `in`.
+    fn file(&mut self, path: &str, glob: bool) -> Result<(EntityUid, Vec<EntityUid>), String> {
         let id = if glob { format!("glob:{path}") } else { path.to_string() };
         let uid = self.types.uid(&self.types.file, &id);
+        let ancestors = self.ancestors(path);
         if self.entities.contains_key(&uid) {
-            return Ok(uid);
+            return Ok((uid, ancestors));
         }
-        let parents = HashSet::from([self.directory(path)?]);
+        let parents = ancestors.iter().cloned().collect();
         let name = path.rsplit('/').next().unwrap_or(path);
         let attrs = HashMap::from([
             ("path".to_string(), Self::str(path)),
@@ -123,7 +153,7 @@ impl Builder<'_> {
         ]);
         let e = Entity::new(uid.clone(), attrs, parents).map_err(|e| e.to_string())?;
         self.entities.insert(uid.clone(), e);
-        Ok(uid)
+        Ok((uid, ancestors))
     }
 
     fn host(&mut self, name: &str) -> Result<EntityUid, String> {
@@ -163,8 +193,14 @@ fn spawns_agent(program: &str) -> bool {
 }
 
 /// Builds the entities and queries for one command.
-pub(crate) fn build(types: &Types, analysis: &Analysis, who: &Subject<'_>) -> Result<Batch, String> {
-    let mut b = Builder { types, entities: HashMap::new() };
+pub(crate) fn build(
+    types: &Types,
+    named: &Directories,
+    analysis: &Analysis,
+    who: &Subject<'_>,
+) -> Result<Batch, String> {
+    let cwd_path = paths::normalize(who.cwd);
+    let mut b = Builder { types, named, cwd: &cwd_path, entities: HashMap::new() };
     let principal = types.uid(&types.agent, who.session);
     let attrs = HashMap::from([
         ("session".to_string(), Builder::str(who.session)),
@@ -173,8 +209,9 @@ pub(crate) fn build(types: &Types, analysis: &Analysis, who: &Subject<'_>) -> Re
     ]);
     let agent = Entity::new(principal.clone(), attrs, HashSet::new()).map_err(|e| e.to_string())?;
     b.entities.insert(principal.clone(), agent);
-    let cwd_path = paths::normalize(who.cwd);
-    let cwd = b.directory(&cwd_path)?;
+    let cwd = types.uid(&types.directory, &cwd_path);
+    let above = b.ancestors(&cwd_path).into_iter().filter(|d| *d != cwd).collect();
+    b.entities.insert(cwd.clone(), Entity::new_no_attrs(cwd.clone(), above));
 
     let mut queries = Vec::new();
     for (i, (part, pr)) in analysis.parsed.parts.iter().zip(&analysis.parts).enumerate() {
@@ -200,6 +237,7 @@ pub(crate) fn build(types: &Types, analysis: &Analysis, who: &Subject<'_>) -> Re
         queries.push(Query {
             action: "exec",
             resource: uid.clone(),
+            ancestors: Vec::new(),
             program: program.clone(),
             label: format!("exec {invocation}"),
         });
@@ -207,6 +245,7 @@ pub(crate) fn build(types: &Types, analysis: &Analysis, who: &Subject<'_>) -> Re
             queries.push(Query {
                 action: "spawn_agent",
                 resource: uid,
+                ancestors: Vec::new(),
                 program: program.clone(),
                 label: format!("spawn_agent {invocation}"),
             });
@@ -219,12 +258,13 @@ pub(crate) fn build(types: &Types, analysis: &Analysis, who: &Subject<'_>) -> Re
                 // about too: rules on what lies below it cannot see through
                 // the pattern.
                 if let Some(dir) = glob_base(&abs) {
-                    let resource = b.file(dir, true)?;
+                    let (resource, ancestors) = b.file(dir, true)?;
                     let label = format!("{action} {dir} (through {abs})");
-                    queries.push(Query { action, resource, program: program.clone(), label });
+                    queries.push(Query { action, resource, ancestors, program: program.clone(), label });
                 }
-                let resource = b.file(&abs, false)?;
-                queries.push(Query { action, resource, program: program.clone(), label: format!("{action} {abs}") });
+                let (resource, ancestors) = b.file(&abs, false)?;
+                let label = format!("{action} {abs}");
+                queries.push(Query { action, resource, ancestors, program: program.clone(), label });
             }
         }
         for h in &pr.effects.hosts {
@@ -233,6 +273,7 @@ pub(crate) fn build(types: &Types, analysis: &Analysis, who: &Subject<'_>) -> Re
             queries.push(Query {
                 action: "connect",
                 resource,
+                ancestors: Vec::new(),
                 program: program.clone(),
                 label: format!("connect {host}"),
             });

@@ -152,3 +152,61 @@ fn schema_errors_name_file_and_line() {
     let err = load::layer("base", &[src], Modes::default(), &schema).unwrap_err().to_string();
     assert!(err.starts_with("/c/p.cedar:3:"), "{err}");
 }
+
+#[test]
+fn directory_rules_reach_any_depth_below_and_only_below() {
+    let e = engine(
+        "@id(\"srv\") forbid (principal, action == Action::\"write\", resource in Directory::\"/srv\");\n\
+         @id(\"srv-when\") forbid (principal, action == Action::\"read\", resource) when { resource in Directory::\"/srv\" };",
+    );
+    let forbid = |cmd: &str| eval(&e, cmd).forbid.map(|h| h.policy);
+    assert_eq!(forbid("touch /srv/a/b/c/d/e.txt"), Some("srv".into()));
+    assert_eq!(forbid("rm -r /srv"), Some("srv".into()));
+    assert_eq!(forbid("cat /srv/a/b/c.txt"), Some("srv-when".into()));
+    assert_eq!(forbid("touch /srv2/x"), None);
+    assert_eq!(forbid("cat /srvx"), None);
+}
+
+#[test]
+fn the_working_directory_is_in_the_directories_policies_name() {
+    let e = engine(
+        "@id(\"in-home\") permit (principal, action == Action::\"write\", resource) when { context.cwd in Directory::\"/home/u\" };\n\
+         @id(\"below-cwd\") forbid (principal, action == Action::\"read\", resource) when { resource in context.cwd && resource.name == \"secret\" };",
+    );
+    assert!(eval(&e, "touch /tmp/x").unmatched.iter().all(|u| u.action != "write"));
+    assert_eq!(eval(&e, "cat deep/down/secret").forbid.map(|h| h.policy), Some("below-cwd".into()));
+    assert!(eval(&e, "cat /tmp/secret").forbid.is_none());
+    let elsewhere = Subject { session: "s1", depth: 0, human_attached: true, cwd: "/tmp", home: "/home/u" };
+    let v = e.evaluate(&analyze("touch /tmp/x"), &elsewhere);
+    assert!(v.unmatched.iter().any(|u| u.action == "write"), "{v:?}");
+}
+
+#[test]
+fn exact_and_typed_scopes_are_asked_only_about_their_resource() {
+    let e = engine(
+        "@id(\"one-file\") forbid (principal, action == Action::\"read\", resource == File::\"/etc/hosts\");\n\
+         @id(\"typed\") forbid (principal, action == Action::\"write\", resource is File in Directory::\"/opt\");",
+    );
+    assert_eq!(eval(&e, "cat /etc/hosts").forbid.map(|h| h.policy), Some("one-file".into()));
+    assert_eq!(eval(&e, "cat /etc/../etc/hosts").forbid.map(|h| h.policy), Some("one-file".into()));
+    assert!(eval(&e, "cat /etc/hostname").forbid.is_none());
+    assert_eq!(eval(&e, "touch /opt/tool/bin").forbid.map(|h| h.policy), Some("typed".into()));
+    // The built-in credential rules are scoped the same way.
+    assert_eq!(eval(&e, "cat ~/.netrc").forbid.map(|h| h.policy), Some("builtin.credential-files".into()));
+    assert_eq!(eval(&e, "echo x >> ~/.bash_history").forbid.map(|h| h.policy), Some("builtin.history".into()));
+    assert_eq!(eval(&e, "cp ~/.kube/config /tmp/").forbid.map(|h| h.policy), Some("builtin.credential-dirs".into()));
+}
+
+#[test]
+fn a_scoped_policy_that_errors_still_fails_closed() {
+    // Arithmetic overflow passes validation and fails at evaluation.
+    let e = engine(
+        "@id(\"overflows\") permit (principal, action == Action::\"read\", resource in Directory::\"/data\") \
+         when { principal.depth - 9223372036854775807 - 2 < 0 };",
+    );
+    let v = eval(&e, "cat /data/x");
+    assert!(v.error.as_deref().is_some_and(|m| m.contains("overflow")), "{v:?}");
+    assert!(!v.permitted());
+    // Outside its scope it is never evaluated.
+    assert!(eval(&e, "cat /tmp/x").error.is_none());
+}
