@@ -170,7 +170,31 @@ fn deep_parentheses_fail_closed_instead_of_hanging_the_parser() {
         let p = parse(&src);
         assert!(p.parts.iter().any(|x| matches!(x.kind, PartKind::Unparseable(_))), "{src}");
     }
+    // What the parentheses wrap is still walked.
+    let p = parse(&format!("{}rm -rf /{}", "(".repeat(20), ")".repeat(20)));
+    assert!(p.parts.iter().any(|x| x.line() == "rm -rf /"), "{:?}", p.parts);
     // Ordinary nesting still parses.
     let p = parse("echo $(( (1 + 2) * (3 + (4 - 1)) ))");
     assert!(!p.parts.iter().any(|x| matches!(x.kind, PartKind::Unparseable(_))));
+}
+
+#[test]
+fn double_parentheses_are_also_read_as_subshells() {
+    // bash, zsh and dash all run `touch` here; dash runs it in all of them.
+    for src in [
+        "((touch /tmp/p) ); ls",
+        "ls; ((touch /tmp/p)\t)",
+        "( (touch /tmp/p) )",
+        "((echo a) ; (touch /tmp/p))",
+        "((echo \"))\" ) ; touch /tmp/p)",
+        "(((touch /tmp/p) ) )",
+        "((touch /tmp/p))",
+        "(((touch /tmp/p)))",
+    ] {
+        let p = parse(src);
+        assert!(p.parts.iter().any(|x| x.line() == "touch /tmp/p"), "{src}: {:?}", p.parts);
+    }
+    // Substitutions inside arithmetic are found.
+    let p = parse("(( x = $(id -u) ))");
+    assert!(p.parts.iter().any(|x| x.line() == "id -u"), "{:?}", p.parts);
 }

@@ -47,6 +47,8 @@ fn paren_depth(src: &str) -> usize {
 pub(crate) struct Walker {
     pub parts: Vec<Part>,
     next_pipeline: u32,
+    /// The scripts being walked, innermost last (for source locations).
+    sources: Vec<String>,
 }
 
 impl Walker {
@@ -61,14 +63,24 @@ impl Walker {
             // unbalanced parentheses (its `(( … ))` rule); no real command
             // nests this deep, so fail closed instead of hanging the gate.
             self.push(ctx, PartKind::Unparseable("parentheses nested too deeply to check".into()), vec![], vec![]);
+            // Parentheses only group and nest. With them blanked out, the
+            // words and operators left still show what would run, so a
+            // `rm -rf /` padded with parentheses still meets the deny list.
+            // These parts can only add to the risk of the unparseable one.
+            let flat: String = src.chars().map(|c| if matches!(c, '(' | ')') { ' ' } else { c }).collect();
+            let mut c = ctx.clone();
+            c.depth += 1;
+            self.script(&flat, &c);
             return;
         }
         let mut parser = Parser::new(std::io::Cursor::new(src.as_bytes()), &ParserOptions::default());
         match parser.parse_program() {
             Ok(program) => {
+                self.sources.push(src.to_string());
                 for cc in &program.complete_commands {
                     self.list(cc, ctx);
                 }
+                self.sources.pop();
             }
             Err(e) => {
                 self.push(ctx, PartKind::Unparseable(e.to_string()), vec![], vec![]);
@@ -182,7 +194,13 @@ impl Walker {
 
     fn compound(&mut self, cc: &CompoundCommand, ctx: &Ctx) {
         match cc {
-            CompoundCommand::Arithmetic(a) => self.arith(&a.expr.value, ctx),
+            CompoundCommand::Arithmetic(a) => {
+                self.arith(&a.expr.value, ctx);
+                let inner = self.dparen_inner(&a.loc, &a.expr.value);
+                let mut c = ctx.clone();
+                c.depth += 1;
+                self.script(&inner, &c);
+            }
             CompoundCommand::ArithmeticForClause(f) => {
                 for e in [&f.initializer, &f.condition, &f.updater].into_iter().flatten() {
                     self.arith(&e.value, ctx);
@@ -224,6 +242,26 @@ impl Walker {
                 cx.background = true;
                 self.command(&c.body, &cx);
             }
+        }
+    }
+
+    /// The text inside the outer parentheses of a `((…))` command.
+    ///
+    /// brush-parser reads any `( ( … ) )` as arithmetic. bash and zsh read
+    /// `((` as arithmetic only when the parenthesis matching the second `(`
+    /// is followed at once by `)`, and nested subshells otherwise, so
+    /// `((rm -rf /) )` runs `rm`; dash (`sh -c` on Debian) has no arithmetic
+    /// command and runs `((rm -rf /))` too. So the text is also walked as
+    /// the commands it would be in a subshell, which can only add parts:
+    /// arithmetic such as `(( i++ ))` then reads as an unknown program.
+    fn dparen_inner(&self, loc: &brush_parser::SourceSpan, expr: &str) -> String {
+        let text: Option<String> = self.sources.last().map(|src| {
+            // Locations count characters, not bytes.
+            src.chars().skip(loc.start.index).take(loc.end.index.saturating_sub(loc.start.index)).collect()
+        });
+        match text {
+            Some(t) if t.starts_with('(') && t.ends_with(')') => t[1..t.len() - 1].to_string(),
+            _ => format!("({expr})"),
         }
     }
 

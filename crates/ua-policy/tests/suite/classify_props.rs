@@ -142,7 +142,7 @@ fn spell(argv: &[&str], quoting: &[u8], ifs: bool, absolute: bool) -> String {
 
 fn wrap(cmd: &str, how: u8) -> String {
     let single = cmd.replace('\'', "'\\''");
-    match how % 10 {
+    match how % 11 {
         0 => cmd.to_string(),
         1 => format!("sudo {cmd}"),
         2 => format!("env -i FOO=1 {cmd}"),
@@ -152,7 +152,12 @@ fn wrap(cmd: &str, how: u8) -> String {
         6 => format!("timeout 5 nice -n 1 {cmd}"),
         7 => format!("sudo -u root sh -c '{single}'"),
         8 => format!("echo ok; {cmd}"),
-        _ => format!("command {cmd}"),
+        9 => format!("command {cmd}"),
+        // Subshells, up to deeper than the parser is given whole.
+        _ => {
+            let n = usize::from(how / 11) % 20 + 1;
+            format!("{}{cmd}{}", "(".repeat(n), ")".repeat(n))
+        }
     }
 }
 
