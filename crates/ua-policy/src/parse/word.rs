@@ -2,12 +2,15 @@
 //!
 //! brush-parser keeps words as raw text, so a second pass (brush's word
 //! parser) splits each one into pieces. We expand only what is the same on
-//! every machine — quotes, escapes, `~`, `$HOME`, and `$IFS` as a field
-//! separator — and mark everything else dynamic, because the classifier
-//! must never treat a value it cannot see as harmless.
+//! every machine — braces (`{rm,-rf,/}` is three words), quotes, escapes,
+//! `~`, `$HOME`, and `$IFS` as a field separator — and mark everything else
+//! dynamic, because the classifier must never treat a value it cannot see as
+//! harmless.
 
 use brush_parser::ParserOptions;
-use brush_parser::word::{self, Parameter, ParameterExpr, WordPiece, WordPieceWithSource};
+use brush_parser::word::{
+    self, BraceExpressionMember, BraceExpressionOrText, Parameter, ParameterExpr, WordPiece, WordPieceWithSource,
+};
 use serde::Serialize;
 
 /// One argument after quote removal.
@@ -39,8 +42,114 @@ pub struct Resolved {
     pub substitutions: Vec<String>,
 }
 
+/// Most words one brace expansion may become before the word is treated as
+/// unknowable instead (`{1..100000}`).
+const MAX_BRACE_WORDS: usize = 256;
+
 /// Resolves a raw word from the parser.
 pub fn resolve(raw: &str) -> Resolved {
+    // bash, zsh and fish expand braces before anything else, so each
+    // resulting word is resolved on its own. (dash does not; reading more
+    // words than it would run can only add to what is checked.)
+    match braces(raw) {
+        Braces::None => resolve_one(raw),
+        Braces::Words(words) => {
+            let mut out = Resolved::default();
+            // An empty result is no word at all: `rm {/,}` is `rm /`.
+            for w in words.iter().filter(|w| !w.is_empty()) {
+                let r = resolve_one(w);
+                out.fields.extend(r.fields);
+                out.substitutions.extend(r.substitutions);
+            }
+            out
+        }
+        Braces::TooMany => {
+            let mut out = resolve_one(raw);
+            for f in &mut out.fields {
+                f.dynamic = true;
+            }
+            out
+        }
+    }
+}
+
+enum Braces {
+    None,
+    Words(Vec<String>),
+    TooMany,
+}
+
+/// The words a brace expression in `raw` expands to, still raw (quotes
+/// inside are resolved afterwards).
+fn braces(raw: &str) -> Braces {
+    if !raw.contains('{') {
+        return Braces::None;
+    }
+    let Ok(Some(pieces)) = word::parse_brace_expansions(raw, &ParserOptions::default()) else {
+        return Braces::None;
+    };
+    if !pieces.iter().any(|p| matches!(p, BraceExpressionOrText::Expr(_))) {
+        return Braces::None;
+    }
+    match expand_pieces(&pieces) {
+        Some(words) => Braces::Words(words),
+        None => Braces::TooMany,
+    }
+}
+
+/// The cartesian product of a sequence of brace pieces; `None` past
+/// [`MAX_BRACE_WORDS`].
+fn expand_pieces(pieces: &[BraceExpressionOrText]) -> Option<Vec<String>> {
+    let mut words = vec![String::new()];
+    for p in pieces {
+        let alternatives = match p {
+            BraceExpressionOrText::Text(t) => vec![t.clone()],
+            BraceExpressionOrText::Expr(members) => {
+                let mut alts = Vec::new();
+                for m in members {
+                    alts.extend(expand_member(m)?);
+                    if alts.len() > MAX_BRACE_WORDS {
+                        return None;
+                    }
+                }
+                alts
+            }
+        };
+        if words.len().saturating_mul(alternatives.len()) > MAX_BRACE_WORDS {
+            return None;
+        }
+        words = words.iter().flat_map(|w| alternatives.iter().map(move |a| format!("{w}{a}"))).collect();
+    }
+    Some(words)
+}
+
+fn expand_member(m: &BraceExpressionMember) -> Option<Vec<String>> {
+    match m {
+        BraceExpressionMember::Child(pieces) => expand_pieces(pieces),
+        BraceExpressionMember::NumberSequence { start, end, increment } => {
+            Some(sequence(*start, *end, *increment)?.into_iter().map(|n| n.to_string()).collect())
+        }
+        BraceExpressionMember::CharSequence { start, end, increment } => {
+            let codes = sequence(i64::from(u32::from(*start)), i64::from(u32::from(*end)), *increment)?;
+            Some(codes.into_iter().filter_map(|c| char::from_u32(u32::try_from(c).ok()?)).map(String::from).collect())
+        }
+    }
+}
+
+/// `{start..end..increment}`: from `start` towards `end` in steps of the
+/// increment's size, as bash counts it.
+fn sequence(start: i64, end: i64, increment: i64) -> Option<Vec<i64>> {
+    let step = i128::from(increment.unsigned_abs().max(1));
+    let count = (i128::from(start) - i128::from(end)).abs() / step + 1;
+    if count > MAX_BRACE_WORDS as i128 {
+        return None;
+    }
+    let step = if end >= start { step } else { -step };
+    (0..count).map(|k| i64::try_from(i128::from(start) + k * step).ok()).collect()
+}
+
+/// Resolves one word after brace expansion.
+fn resolve_one(raw: &str) -> Resolved {
     let mut out = Resolved::default();
     let mut cur = Arg::literal("");
     match word::parse(raw, &ParserOptions::default()) {
@@ -252,6 +361,32 @@ mod tests {
         assert_eq!(one("\\rm").text, "rm");
         assert_eq!(one("$'\\x72\\155'").text, "rm");
         assert!(!one("\"/etc\"").dynamic);
+    }
+
+    fn texts(raw: &str) -> Vec<String> {
+        resolve(raw).fields.into_iter().map(|f| f.text).collect()
+    }
+
+    #[test]
+    fn braces_expand_first() {
+        assert_eq!(texts("{rm,-rf,/}"), ["rm", "-rf", "/"]);
+        assert_eq!(texts("/{,}"), ["/", "/"]);
+        assert_eq!(texts("{/,}"), ["/"]);
+        assert_eq!(texts("a{b,c{d,e}}f"), ["abf", "acdf", "acef"]);
+        assert_eq!(texts("x{1..3}"), ["x1", "x2", "x3"]);
+        assert_eq!(texts("{10..2..3}"), ["10", "7", "4"]);
+        assert_eq!(texts("{c..a}"), ["c", "b", "a"]);
+        // Quotes inside a member are removed after expansion.
+        assert_eq!(texts("{'r'm,x}"), ["rm", "x"]);
+        // Quoted braces, lone braces and `${…}` are not brace expressions.
+        assert_eq!(texts("'{a,b}'"), ["{a,b}"]);
+        assert_eq!(texts("{}"), ["{}"]);
+        assert_eq!(texts("{a}"), ["{a}"]);
+        // An expansion too large to list is unknown.
+        let big = resolve("{1..100000}");
+        assert!(big.fields.iter().all(|f| f.dynamic));
+        let big = resolve("{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}");
+        assert!(big.fields.iter().all(|f| f.dynamic));
     }
 
     #[test]

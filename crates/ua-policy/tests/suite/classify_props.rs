@@ -106,7 +106,7 @@ const DENIED_PIPES: &[&[&[&str]]] = &[
 ];
 
 fn quote(word: &str, how: u8) -> String {
-    match how % 6 {
+    match how % 7 {
         0 => word.to_string(),
         1 => format!("'{word}'"),
         2 => format!("\"{word}\""),
@@ -120,7 +120,9 @@ fn quote(word: &str, how: u8) -> String {
                 word.to_string()
             }
         }
-        _ => format!("$'{}'", word.bytes().map(|b| format!("\\x{b:02x}")).collect::<String>()),
+        5 => format!("$'{}'", word.bytes().map(|b| format!("\\x{b:02x}")).collect::<String>()),
+        // Brace expansion with an empty alternative: {rm,}.
+        _ => format!("{{{word},}}"),
     }
 }
 
