@@ -4,6 +4,7 @@
 //! from JSON costs several times the evaluation itself.
 
 use crate::classify::Analysis;
+use crate::parse::{Part, PartKind};
 use crate::paths;
 use cedar_policy::{Context, Entities, Entity, EntityId, EntityTypeName, EntityUid, RestrictedExpression};
 use std::collections::{HashMap, HashSet};
@@ -187,6 +188,21 @@ fn glob_base(path: &str) -> Option<&str> {
     }
 }
 
+/// The part as people should read it in a request's label: its words, or
+/// what it is when it has none.
+fn shown(part: &Part, invocation: &str) -> String {
+    if !invocation.is_empty() {
+        return invocation.to_string();
+    }
+    match &part.kind {
+        PartKind::FunctionDef(name) => format!("(the definition of {name})"),
+        PartKind::Assignment => "(a variable assignment)".into(),
+        PartKind::Redirection => "(a redirection)".into(),
+        PartKind::Unparseable(_) => "(text that cannot be parsed)".into(),
+        PartKind::Exec | PartKind::Dynamic => "(an empty command)".into(),
+    }
+}
+
 /// True when `program` starts another unixagent.
 fn spawns_agent(program: &str) -> bool {
     program.rsplit('/').next() == Some("unixagent")
@@ -239,7 +255,7 @@ pub(crate) fn build(
             resource: uid.clone(),
             ancestors: Vec::new(),
             program: program.clone(),
-            label: format!("exec {invocation}"),
+            label: format!("exec {}", shown(part, &invocation)),
         });
         if spawns_agent(&program) {
             queries.push(Query {
@@ -247,7 +263,7 @@ pub(crate) fn build(
                 resource: uid,
                 ancestors: Vec::new(),
                 program: program.clone(),
-                label: format!("spawn_agent {invocation}"),
+                label: format!("spawn_agent {}", shown(part, &invocation)),
             });
         }
         for (action, list) in [("read", &pr.effects.reads), ("write", &pr.effects.writes)] {

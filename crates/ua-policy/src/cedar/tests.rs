@@ -210,3 +210,11 @@ fn a_scoped_policy_that_errors_still_fails_closed() {
     // Outside its scope it is never evaluated.
     assert!(eval(&e, "cat /tmp/x").error.is_none());
 }
+
+#[test]
+fn parts_without_words_are_labelled_by_what_they_are() {
+    let e = engine("");
+    let labels = |cmd: &str| eval(&e, cmd).unmatched.into_iter().map(|u| u.request).collect::<Vec<_>>();
+    assert_eq!(labels("select x in a; do ls; done"), ["exec (text that cannot be parsed)"]);
+    assert_eq!(labels("f() { ls; }"), ["exec (the definition of f)"]);
+}
