@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what the test suite drives for real: the shells (bash, zsh, fish,
-# dash), script(1) from util-linux, vim and python3 for full-screen and REPL
+# dash), script(1) and setpriv(1) from util-linux, vim and python3 for full-screen and REPL
 # tests. Debian and Ubuntu only; elsewhere it names what is missing.
 set -euo pipefail
 
@@ -10,6 +10,7 @@ have zsh || need+=(zsh)
 have fish || need+=(fish)
 have dash || need+=(dash)
 have script || need+=(bsdutils)
+have setpriv || need+=(util-linux)
 have vim || need+=(vim-nox)
 have python3 || need+=(python3)
 have tput || need+=(ncurses-bin)

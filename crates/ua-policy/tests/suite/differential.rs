@@ -97,8 +97,27 @@ const ALWAYS_SHIMMED: &[&str] = &[
 /// does not know the word reports "not found", as it would on a machine
 /// without such a program, instead of running a program of that name.
 const RESERVED: &[&str] = &[
-    "if", "then", "else", "elif", "fi", "do", "done", "case", "esac", "while", "until", "for", "in", "function",
-    "select", "coproc", "repeat", "foreach", "end", "nocorrect", "noglob",
+    "if",
+    "then",
+    "else",
+    "elif",
+    "fi",
+    "do",
+    "done",
+    "case",
+    "esac",
+    "while",
+    "until",
+    "for",
+    "in",
+    "function",
+    "select",
+    "coproc",
+    "repeat",
+    "foreach",
+    "end",
+    "nocorrect",
+    "noglob",
 ];
 
 /// Text no corpus entry may contain: each is a way to reach a real program
@@ -158,17 +177,15 @@ fn check_corpus_safety(commands: &[&str]) {
 
 /// Absolute path of a program from the test's own PATH.
 fn which(name: &str) -> PathBuf {
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    std::env::split_paths(&path)
-        .map(|d| d.join(name))
-        .find(|p| p.is_file())
+    which_opt(name)
         .unwrap_or_else(|| panic!("{name} is not installed; install it (scripts/test-deps.sh does) and run again"))
 }
 
 /// Words of the corpus that could name a program, so that every program a
 /// shell could look up has a shim and "not found" cannot hide a run.
 fn shim_names(commands: &[&str]) -> BTreeSet<String> {
-    let mut names: BTreeSet<String> = ALWAYS_SHIMMED.iter().chain(NESTED_SHELLS.iter()).map(|s| s.to_string()).collect();
+    let mut names: BTreeSet<String> =
+        ALWAYS_SHIMMED.iter().chain(NESTED_SHELLS.iter()).map(|s| s.to_string()).collect();
     for cmd in commands {
         for tok in cmd.split(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'))) {
             if tok.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') {
@@ -203,6 +220,8 @@ struct Outcome {
     runs: Vec<Run>,
     status: Option<ExitStatus>,
     stderr: String,
+    /// The directory the command ran in.
+    work: PathBuf,
 }
 
 impl Outcome {
@@ -252,7 +271,9 @@ impl Sandbox {
         check_corpus_safety(commands);
         let setpriv = is_root().then(|| {
             let p = which_opt("setpriv");
-            p.unwrap_or_else(|| panic!("setpriv (util-linux) is needed to run the shells unprivileged; install util-linux"))
+            p.unwrap_or_else(|| {
+                panic!("setpriv (util-linux) is needed to run the shells unprivileged; install util-linux")
+            })
         });
         let shells: Vec<(Shell, PathBuf)> = SHELLS.iter().map(|s| (*s, which(s.name()))).collect();
         let root = tempfile::tempdir().unwrap();
@@ -350,6 +371,12 @@ impl Sandbox {
                 Err(_) => break,
             }
         }
+        // A background program whose output was redirected (`cmd >log &`)
+        // may outlive both; its record must land in this case's log.
+        while group_alive(pgid) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        let settled = !group_alive(pgid);
         // SAFETY: kill has no memory preconditions; the group is the one the
         // shell was started in, so only its processes are signalled.
         unsafe {
@@ -357,11 +384,11 @@ impl Sandbox {
         }
         let stderr = String::from_utf8_lossy(&stderr).into_owned();
         assert!(
-            status.is_some() && closed == 2,
+            status.is_some() && closed == 2 && settled,
             "{} did not finish {command:?} within {TIMEOUT:?}; stderr: {stderr}",
             shell.name()
         );
-        Outcome { runs: self.read_log(&home), status, stderr }
+        Outcome { runs: self.read_log(&home), status, stderr, work }
     }
 
     fn read_log(&self, home: &Path) -> Vec<Run> {
@@ -376,6 +403,21 @@ impl Sandbox {
             })
             .collect()
     }
+}
+
+/// True while a process of group `pgid` is running (zombies excluded:
+/// whether they are reaped promptly depends on the machine's init).
+fn group_alive(pgid: i32) -> bool {
+    let Ok(dir) = std::fs::read_dir("/proc") else { return false };
+    dir.filter_map(Result::ok).any(|e| {
+        let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else { return false };
+        // Fields after the parenthesised command name: state ppid pgrp …
+        let Some((_, rest)) = stat.rsplit_once(')') else { return false };
+        let mut f = rest.split_whitespace();
+        let state = f.next();
+        let pgrp = f.nth(1).and_then(|g| g.parse::<i32>().ok());
+        pgrp == Some(pgid) && state != Some("Z")
+    })
 }
 
 fn which_opt(name: &str) -> Option<PathBuf> {
@@ -421,7 +463,8 @@ fn argv_matches(pattern: &[Arg], words: &[String], program: bool) -> bool {
 /// - A wrapper the walker peels (`sudo`, `env`, `timeout`, `xargs`, …): the
 ///   shim cannot run the inner command, so the log holds the wrapper's argv;
 ///   it matches a part wrapped by that program whose argv appears in a row
-///   inside the wrapper's arguments.
+///   inside the wrapper's arguments (or inside them split at blanks, for
+///   `env -S 'cmd args'`).
 /// - A shell: its shim runs the real shell, whose own runs are checked on
 ///   their own; it matches a part that the walker found inside that shell
 ///   (`sh -c`, `sh stdin`).
@@ -433,7 +476,8 @@ fn accounted(run: &Run, parts: &[Part]) -> bool {
             let words: Vec<String> = std::iter::once(run.program.clone()).chain(run.args.iter().cloned()).collect();
             return argv_matches(&p.argv, &words, false);
         }
-        if p.kind == PartKind::Exec && basename(p.program()) == run.program && argv_matches(p.args(), &run.args, false) {
+        if p.kind == PartKind::Exec && basename(p.program()) == run.program && argv_matches(p.args(), &run.args, false)
+        {
             return true;
         }
         let wrapped_by_run = p.wrappers.iter().any(|w| w.split(' ').next() == Some(run.program.as_str()));
@@ -443,7 +487,9 @@ fn accounted(run: &Run, parts: &[Part]) -> bool {
         if NESTED_SHELLS.contains(&run.program.as_str()) {
             return true;
         }
-        (0..run.args.len()).any(|i| argv_matches_prefix(&p.argv, &run.args[i..]))
+        // `env -S 'cmd args'` hands its command over as one string to split.
+        let split: Vec<String> = run.args.iter().flat_map(|a| a.split_whitespace()).map(str::to_string).collect();
+        [&run.args, &split].iter().any(|args| (0..args.len()).any(|i| argv_matches_prefix(&p.argv, &args[i..])))
     })
 }
 
@@ -481,6 +527,8 @@ struct Checked {
     /// sandbox), with the shell.
     lost_shims: Vec<String>,
     parts: Vec<String>,
+    /// How many programs ran, over all shells.
+    ran: usize,
 }
 
 fn check(sandbox: &mut Sandbox, command: &str) -> Checked {
@@ -490,6 +538,7 @@ fn check(sandbox: &mut Sandbox, command: &str) -> Checked {
         rejected_by: Vec::new(),
         lost_shims: Vec::new(),
         parts: parts.iter().map(describe).collect(),
+        ran: 0,
     };
     for shell in SHELLS {
         let o = sandbox.run(shell, command);
@@ -503,6 +552,7 @@ fn check(sandbox: &mut Sandbox, command: &str) -> Checked {
                 out.lost_shims.push(format!("{}: {name} ({:?})", shell.name(), o.status));
             }
         }
+        out.ran += o.runs.len();
         for run in o.runs {
             if !accounted(&run, &parts) {
                 out.misses.push(Miss { shell, run });
@@ -530,11 +580,37 @@ fn differential_corpus_is_safe_to_run() {
 }
 
 #[test]
+fn differential_sandbox_logs_what_each_shell_runs() {
+    // The last program runs in the background with its output elsewhere,
+    // so only waiting for the process group catches its record.
+    let cmd = "touch a 'b c' ~/h; sh -c 'rm \"x y\"'; echo > made; touch bg >o 2>&1 &";
+    let mut sandbox = Sandbox::new(&[cmd]);
+    for shell in SHELLS {
+        let o = sandbox.run(shell, cmd);
+        let got: Vec<String> = o.runs.iter().map(ToString::to_string).collect();
+        let want = [r#"touch "a" "b c" "~/h""#, r#"sh "-c" "rm \"x y\"""#, r#"rm "x y""#, r#"touch "bg""#];
+        assert_eq!(got, want, "{}: {}", shell.name(), o.stderr);
+        let made = std::fs::metadata(o.work.join("made")).unwrap();
+        if is_root() {
+            assert_eq!(std::os::unix::fs::MetadataExt::uid(&made), NOBODY, "{} ran as root", shell.name());
+        }
+    }
+    let parts = analyze("touch a; sudo -u bob rm x").parsed.parts;
+    let run = |p: &str, args: &[&str]| Run { program: p.into(), args: args.iter().map(|a| a.to_string()).collect() };
+    assert!(accounted(&run("touch", &["a"]), &parts));
+    assert!(accounted(&run("sudo", &["-u", "bob", "rm", "x"]), &parts));
+    assert!(!accounted(&run("touch", &["b"]), &parts));
+    assert!(!accounted(&run("rm", &["a"]), &parts));
+    assert!(!accounted(&run("sudo", &["-u", "bob", "rm", "y"]), &parts));
+}
+
+#[test]
 fn differential_every_program_a_shell_runs_is_a_part() {
     let mut sandbox = Sandbox::new(CORPUS);
     let mut failures = Vec::new();
     let mut rejected = Vec::new();
     let mut lost = Vec::new();
+    let mut idle = Vec::new();
     for command in CORPUS {
         let c = check(&mut sandbox, command);
         if !c.misses.is_empty() {
@@ -544,9 +620,13 @@ fn differential_every_program_a_shell_runs_is_a_part() {
             let names: Vec<&str> = c.rejected_by.iter().map(|s| s.name()).collect();
             rejected.push(format!("  {command:?}: {}", names.join(" ")));
         }
+        if c.ran == 0 {
+            idle.push(format!("  {command:?}"));
+        }
         lost.extend(c.lost_shims.iter().map(|l| format!("  {command:?}: {l}")));
     }
     eprintln!("syntax rejected (ran nothing past the error):\n{}", rejected.join("\n"));
+    eprintln!("ran no external program in any shell:\n{}", idle.join("\n"));
     assert!(lost.is_empty(), "shims went missing, so the runs below prove nothing:\n{}", lost.join("\n"));
     assert!(
         failures.is_empty(),

@@ -2,6 +2,7 @@ mod audit;
 mod cascade;
 mod classify_corpus;
 mod classify_props;
+mod differential;
 mod explain;
 mod grants;
 mod hooks;
