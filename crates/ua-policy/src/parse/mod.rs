@@ -8,6 +8,7 @@
 //! kept as an [`PartKind::Unparseable`] part, which classifies as at least
 //! Write: failing closed is the point.
 
+mod printed;
 mod walk;
 pub mod word;
 mod wrappers;

@@ -81,6 +81,19 @@ impl Walker {
                     self.list(cc, ctx);
                 }
                 self.sources.pop();
+                // `eval "$(echo rm -rf /)"`, `source <(printf …)`: what a
+                // substitution prints is run as code, so walk that too.
+                if ctx.feeds_code
+                    && ctx.in_substitution
+                    && let Some(code) = lone_command(&program).and_then(printed_text)
+                {
+                    let mut c = ctx.clone();
+                    c.depth += 1;
+                    c.in_substitution = false;
+                    c.feeds_code = false;
+                    c.wrappers.push("eval".into());
+                    self.script(&code, &c);
+                }
             }
             Err(e) => {
                 self.push(ctx, PartKind::Unparseable(e.to_string()), vec![], vec![]);
@@ -450,20 +463,28 @@ fn simple_words(cmd: &Command) -> Option<Vec<Arg>> {
     Some(out)
 }
 
+/// The one command a script consists of, if it is one.
+fn lone_command(program: &ast::Program) -> Option<&Command> {
+    let [cc] = program.complete_commands.as_slice() else { return None };
+    let [item] = cc.0.as_slice() else { return None };
+    if !item.0.additional.is_empty() {
+        return None;
+    }
+    let [cmd] = item.0.first.seq.as_slice() else { return None };
+    Some(cmd)
+}
+
 /// What `echo …` or `printf …` with literal arguments prints, when that is
 /// all the command does.
 fn printed_text(cmd: &Command) -> Option<String> {
     let words = simple_words(cmd)?;
     let (prog, args) = words.split_first()?;
-    if !matches!(crate::paths::system_program(&prog.text), Some("echo" | "printf")) || args.iter().any(|a| a.dynamic) {
+    if args.iter().any(|a| a.dynamic) {
         return None;
     }
-    let text: Vec<&str> = args
-        .iter()
-        .map(|a| a.text.as_str())
-        .skip_while(|t| matches!(*t, "-n" | "-e" | "-E" | "-ne" | "-en" | "--"))
-        .collect();
-    (!text.is_empty()).then(|| text.join(" ").replace("\\n", "\n"))
+    let args: Vec<&str> = args.iter().map(|a| a.text.as_str()).collect();
+    let text = super::printed::output(crate::paths::system_program(&prog.text)?, &args)?;
+    (!text.trim().is_empty()).then_some(text)
 }
 
 fn first(fields: Vec<Arg>) -> Arg {

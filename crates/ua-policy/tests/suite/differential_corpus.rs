@@ -212,6 +212,10 @@ pub const CORPUS: &[&str] = &[
     "git commit -am \"fix: handle (parens) and \\\"quotes\\\"\"",
     "cat f | sort | uniq -c | head -5",
     "mkdir -p build && cd build && cmake .. -DDEBUG=1",
+    // Text printed into a shell, with printf's format applied.
+    "printf 'touch %s\\n' b | bash",
+    "printf 'rm -rf %s\\n' / | sh",
+    "source <(echo touch sourced)",
 ];
 
 /// Commands where a shell still runs something the walker does not report,
@@ -226,10 +230,6 @@ pub const KNOWN_GAPS: &[(&str, &str)] = &[
     ("bash dash zsh", "x=$(case y in y) echo touch;; esac); $x z"),
     // dash has no `time` keyword and runs the program `time`; the walker reports only `touch t`, with no `time` wrapper.
     ("dash", "time touch t"),
-    // Text printed into a shell is walked with printf's format left as is: `touch %s`, then `b` on its own line.
-    ("bash dash zsh", "printf 'touch %s\\n' b | bash"),
-    // The same: the walker sees `rm -rf %s` and a program `/`, so the deny list misses `rm -rf /`.
-    ("bash dash zsh", "printf 'rm -rf %s\\n' / | sh"),
     // zsh runs `$NULLCMD` (cat) for a redirection-only command.
     ("zsh", "> out"),
     // dash has no brace expansion; the walker reports only the bash/zsh reading.
@@ -242,8 +242,6 @@ pub const KNOWN_GAPS: &[(&str, &str)] = &[
     ("bash dash", "shopt -s expand_aliases\nalias t='touch aliased'\nt x"),
     // dash expands aliases in `sh -c` without any option.
     ("dash", "alias ls='rm -rf'\nls x"),
-    // What a process substitution prints is code for `source`; the walker does not re-read printed text there.
-    ("bash zsh", "source <(echo touch sourced)"),
     // zsh reserved word `repeat`; the walker sees a program `repeat`.
     ("zsh", "repeat 2 touch r"),
     // zsh precommand modifier `noglob`; the walker sees a program `noglob`.
