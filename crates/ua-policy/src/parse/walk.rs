@@ -388,6 +388,7 @@ impl Walker {
         for (name, value) in &assigns {
             wrappers::code_in_variable(self, name, value, ctx);
         }
+        wrappers::code_in_subscripts(self, &argv, ctx);
         let mut c = ctx.clone();
         c.assignments.extend(assigns);
         if argv.is_empty() {

@@ -92,6 +92,17 @@ pub(crate) fn exec(w: &mut Walker, argv: Vec<Arg>, redirects: Vec<Redirect>, ctx
         w.push(ctx, PartKind::Dynamic, argv, redirects);
         return;
     }
+    // zsh expands `=cmd` to the path of `cmd` (its EQUALS option).
+    if let Some(cmd) = first.text.strip_prefix('=')
+        && !cmd.is_empty()
+        && !cmd.contains(['=', '/'])
+    {
+        let named = Arg { text: cmd.to_string(), ..first.clone() };
+        let mut argv = argv;
+        argv[0] = named;
+        exec(w, argv, redirects, ctx);
+        return;
+    }
     let Some(name) = system_program(&first.text).map(str::to_string) else {
         w.push(ctx, PartKind::Exec, argv, redirects);
         return;
@@ -143,10 +154,15 @@ pub(crate) fn exec(w: &mut Walker, argv: Vec<Arg>, redirects: Vec<Redirect>, ctx
             peel(w, rest.get(1..).unwrap_or_default(), c, redirects, &argv);
         }
         "env" => env(w, &argv, redirects, ctx),
-        "nice" | "nohup" | "stdbuf" | "ionice" | "setsid" | "builtin" | "unbuffer" | "busybox" => {
+        "nice" | "nohup" | "stdbuf" | "ionice" | "setsid" | "builtin" | "unbuffer" | "busybox" | "noglob"
+        | "nocorrect" => {
             let (opts, rest) = split_options(&name, args);
             let _ = opts;
             peel(w, rest, with(ctx, name.clone(), false), redirects, &argv);
+        }
+        // zsh's `repeat N cmd` runs cmd N times.
+        "repeat" if args.len() > 1 && args[0].text.chars().all(|c| c.is_ascii_digit()) => {
+            peel(w, &args[1..], with(ctx, "repeat", false), redirects, &argv);
         }
         "timeout" => {
             let (_, rest) = split_options(&name, args);
@@ -303,9 +319,26 @@ pub(crate) fn code_in_variable(w: &mut Walker, name: &str, value: &Arg, ctx: &Ct
             &with(ctx, format!("${name}"), false),
             vec![],
         );
-    } else if matches!(name, "PS0" | "PS1" | "PS2" | "PS4" | "PROMPT" | "RPROMPT") {
+    } else if !value.dynamic || matches!(name, "PS0" | "PS1" | "PS2" | "PS4" | "PROMPT" | "RPROMPT") {
+        // A substitution kept literal in a value runs wherever the value is
+        // expanded again: as a prompt (`PS1`, bash's `${x@P}`), by zsh's
+        // `${(e)x}`, or as an array subscript when bash reads the value as
+        // arithmetic (`x='a[$(cmd)]'; echo $((x))`). (A substitution in a
+        // dynamic value was walked when the word was.)
         for inner in super::word::embedded_substitutions(&value.text) {
             shell_string(w, &Arg::literal(inner), &with(ctx, format!("${name}"), false), vec![]);
+        }
+    }
+}
+
+/// Literal words naming an array element whose subscript holds a
+/// substitution: bash evaluates the subscript, running it, when the word
+/// names a variable (`read 'a[$(cmd)]'`, `printf -v`, `let`, `declare`).
+pub(crate) fn code_in_subscripts(w: &mut Walker, argv: &[Arg], ctx: &Ctx) {
+    for a in argv.iter().filter(|a| !a.dynamic) {
+        let Some(open) = a.text.find('[') else { continue };
+        for inner in super::word::embedded_substitutions(&a.text[open..]) {
+            shell_string(w, &Arg::literal(inner), &with(ctx, "array subscript", false), vec![]);
         }
     }
 }

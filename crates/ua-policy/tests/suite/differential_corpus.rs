@@ -216,6 +216,20 @@ pub const CORPUS: &[&str] = &[
     "printf 'touch %s\\n' b | bash",
     "printf 'rm -rf %s\\n' / | sh",
     "source <(echo touch sourced)",
+    // Substitutions kept literal in values and array subscripts, run when expanded again.
+    "x='$(touch pe)'; echo ${(e)x}",
+    "x='a[$(touch ai)]'; echo $(( x ))",
+    "x='a[$(touch ti)]'; [[ $x -eq 0 ]]",
+    "printf -v 'a[$(touch pv2)]' x",
+    "x='$(touch pp)'; echo ${x@P}",
+    "declare -i n; n='a[$(touch di)]'",
+    "let 'a[$(touch lt)]=1'",
+    "x='a[$(touch ind)]'; echo ${!x}",
+    "read 'a[$(touch rd2)]' <<< x",
+    // zsh precommand modifiers and `=cmd`.
+    "repeat 2 touch r",
+    "noglob touch '*'",
+    "=touch x",
 ];
 
 /// Commands where a shell still runs something the walker does not report,
@@ -242,12 +256,6 @@ pub const KNOWN_GAPS: &[(&str, &str)] = &[
     ("bash dash", "shopt -s expand_aliases\nalias t='touch aliased'\nt x"),
     // dash expands aliases in `sh -c` without any option.
     ("dash", "alias ls='rm -rf'\nls x"),
-    // zsh reserved word `repeat`; the walker sees a program `repeat`.
-    ("zsh", "repeat 2 touch r"),
-    // zsh precommand modifier `noglob`; the walker sees a program `noglob`.
-    ("zsh", "noglob touch '*'"),
-    // zsh `=cmd` expands to the path of cmd; the walker sees a program `=touch`.
-    ("zsh", "=touch x"),
     // zsh `foreach`; unparseable.
     ("zsh", "foreach x (a b)\ntouch $x\nend"),
     // zsh short `for`; unparseable.
@@ -260,26 +268,8 @@ pub const KNOWN_GAPS: &[(&str, &str)] = &[
     ("zsh", "{ touch a; } always { touch b; }"),
     // zsh glob qualifier `e:…:` runs code per matching file; the walker sees an argument.
     ("zsh", "echo > f; ls *(e:'touch q':)"),
-    // zsh `(e)` flag expands the value again, running its substitution.
-    ("zsh", "x='$(touch pe)'; echo ${(e)x}"),
-    // bash evaluates a variable's value as arithmetic, and an array subscript in it runs its substitution.
-    ("bash", "x='a[$(touch ai)]'; echo $(( x ))"),
-    // The same through `[[ -eq ]]`.
-    ("bash", "x='a[$(touch ti)]'; [[ $x -eq 0 ]]"),
-    // The variable name given to `printf -v` is an array subscript that is evaluated.
-    ("bash zsh", "printf -v 'a[$(touch pv2)]' x"),
-    // `${x@P}` expands the value as a prompt, running its substitution.
-    ("bash", "x='$(touch pp)'; echo ${x@P}"),
     // zsh `if` with a brace body (SHORT_LOOPS syntax); unparseable.
     ("zsh", "if [[ -n x ]] { touch brace_if; }\n"),
-    // Assigning to an integer variable evaluates the value as arithmetic, subscript substitutions included.
-    ("bash", "declare -i n; n='a[$(touch di)]'"),
-    // `let` evaluates its quoted argument as arithmetic.
-    ("bash zsh", "let 'a[$(touch lt)]=1'"),
-    // Indirect expansion evaluates the subscript in the variable's value.
-    ("bash", "x='a[$(touch ind)]'; echo ${!x}"),
-    // The variable name given to `read` is an array subscript that is evaluated.
-    ("bash zsh", "read 'a[$(touch rd2)]' <<< x"),
     // dash has no `$'…'`: it reads `$` then `'touch\x20e'`, and eval runs `x20e`.
     ("dash", "eval $'touch\\x20e'"),
     // A line continuation between `$` and `(`; unparseable.
