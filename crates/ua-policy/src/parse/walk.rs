@@ -49,6 +49,8 @@ pub(crate) struct Walker {
     next_pipeline: u32,
     /// The scripts being walked, innermost last (for source locations).
     sources: Vec<String>,
+    /// Aliases the command defines (`alias ll='rm -rf'`), by name.
+    pub(crate) aliases: std::collections::HashMap<String, String>,
 }
 
 impl Walker {
@@ -389,6 +391,7 @@ impl Walker {
             wrappers::code_in_variable(self, name, value, ctx);
         }
         wrappers::code_in_subscripts(self, &argv, ctx);
+        wrappers::code_in_glob_qualifiers(self, &argv, ctx);
         let mut c = ctx.clone();
         c.assignments.extend(assigns);
         if argv.is_empty() {

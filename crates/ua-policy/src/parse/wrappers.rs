@@ -92,6 +92,13 @@ pub(crate) fn exec(w: &mut Walker, argv: Vec<Arg>, redirects: Vec<Redirect>, ctx
         w.push(ctx, PartKind::Dynamic, argv, redirects);
         return;
     }
+    // An alias defined earlier in the command: the shell may run its value
+    // instead (dash always expands aliases, bash with expand_aliases, zsh
+    // from the next line), so that is walked as well.
+    if let Some(value) = w.aliases.get(&first.text).cloned() {
+        let text = format!("{value} {}", joined(&argv[1..]));
+        shell_string(w, &Arg::literal(text), &with(ctx, format!("alias {}", first.text), false), vec![]);
+    }
     // zsh expands `=cmd` to the path of `cmd` (its EQUALS option).
     if let Some(cmd) = first.text.strip_prefix('=')
         && !cmd.is_empty()
@@ -253,6 +260,17 @@ pub(crate) fn exec(w: &mut Walker, argv: Vec<Arg>, redirects: Vec<Redirect>, ctx
                 shell_string(w, ops[0], &with(ctx, "trap", false), vec![]);
             }
         }
+        "alias" => {
+            w.push(ctx, PartKind::Exec, argv.clone(), redirects);
+            for a in args {
+                if let Some((n, value)) = a.text.split_once('=')
+                    && !n.is_empty()
+                    && !n.starts_with('-')
+                {
+                    w.aliases.insert(n.to_string(), value.to_string());
+                }
+            }
+        }
         "export" | "declare" | "typeset" | "readonly" | "local" => {
             w.push(ctx, PartKind::Exec, argv.clone(), redirects);
             for a in args {
@@ -339,6 +357,30 @@ pub(crate) fn code_in_subscripts(w: &mut Walker, argv: &[Arg], ctx: &Ctx) {
         let Some(open) = a.text.find('[') else { continue };
         for inner in super::word::embedded_substitutions(&a.text[open..]) {
             shell_string(w, &Arg::literal(inner), &with(ctx, "array subscript", false), vec![]);
+        }
+    }
+}
+
+/// zsh glob qualifiers that run code for each matching file: `*(e:cmd:)`
+/// (any delimiter after `e`) and `*(+cmd)`.
+pub(crate) fn code_in_glob_qualifiers(w: &mut Walker, argv: &[Arg], ctx: &Ctx) {
+    for a in argv.iter().filter(|a| a.glob) {
+        let mut rest = a.text.as_str();
+        while let Some(i) = rest.find('(') {
+            rest = &rest[i + 1..];
+            let code = if let Some(q) = rest.strip_prefix('e') {
+                let mut chars = q.chars();
+                let Some(delim) = chars.next() else { break };
+                let body = chars.as_str();
+                body.find(delim).map(|end| &body[..end])
+            } else if let Some(q) = rest.strip_prefix('+') {
+                q.find(')').map(|end| &q[..end])
+            } else {
+                None
+            };
+            if let Some(code) = code.filter(|c| !c.trim().is_empty()) {
+                shell_string(w, &Arg::literal(code), &with(ctx, "glob qualifier", false), vec![]);
+            }
         }
     }
 }
