@@ -229,20 +229,7 @@ fn main() {
         println!("  rm -f with {n} paths (default policy, cpu): p50={:.1} µs", percentile(&cpu, 0.5));
     }
 
-    let toml = r#"
-[approval]
-default = "ask"
-[approval.shell]
-mode = "allow"
-deny_patterns = ["rm -rf /", "sudo *", "chmod 777 *"]
-[approval.filesystem]
-read = ["$CWD/**", "$HOME/Documents/**"]
-write = ["$CWD/**"]
-deny = ["$HOME/.ssh/**", "$HOME/.gnupg/**"]
-[approval.network]
-mode = "deny"
-allow_hosts = ["api.github.com", "*.internal.corp"]
-"#;
+    let toml = include_str!("../tests/fixtures/design-policy.toml");
     if std::fs::write(cfg.config_dir.join("policy.toml"), toml).is_ok() {
         match Gate::load(&cfg) {
             Ok(g) => report_both(

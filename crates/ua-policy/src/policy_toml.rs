@@ -191,25 +191,25 @@ pub fn translate(path: &Path, text: &str, home: &str) -> Result<Translated, Poli
     // shell
     let sh = &a.shell;
     if sh.mode == Some(Mode::Allow) && sh.allow_patterns.is_empty() {
-        out.policy("toml.shell.mode", "[approval.shell] mode = \"allow\"", "permit", "exec", None);
+        out.policy("toml.shell.mode", "[approval.shell] mode = \"allow\"", "permit", "exec", &Match::Any);
     }
     for (i, p) in sh.allow_patterns.iter().enumerate() {
         let cond = shell_pattern(p).map_err(|m| err(format!("[approval.shell] allow_patterns: {m}")))?;
         let reason = format!("[approval.shell] allow_patterns: {p}");
-        out.policy(&format!("toml.shell.allow.{i}"), &reason, "permit", "exec", Some(&cond));
+        out.policy(&format!("toml.shell.allow.{i}"), &reason, "permit", "exec", &Match::When(cond));
     }
     for (i, p) in sh.deny_patterns.iter().enumerate() {
         let cond = shell_pattern(p).map_err(|m| err(format!("[approval.shell] deny_patterns: {m}")))?;
         let reason = format!("[approval.shell] deny_patterns: {p}");
-        out.policy(&format!("toml.shell.deny.{i}"), &reason, "forbid", "exec", Some(&cond));
+        out.policy(&format!("toml.shell.deny.{i}"), &reason, "forbid", "exec", &Match::When(cond));
     }
 
     // filesystem
     let fs = &a.filesystem;
     if fs.mode == Some(Mode::Allow) && fs.read.is_empty() && fs.write.is_empty() {
         let reason = "[approval.filesystem] mode = \"allow\"";
-        out.policy("toml.filesystem.mode", reason, "permit", "read", None);
-        out.policy("toml.filesystem.mode", reason, "permit", "write", None);
+        out.policy("toml.filesystem.mode", reason, "permit", "read", &Match::Any);
+        out.policy("toml.filesystem.mode", reason, "permit", "write", &Match::Any);
     }
     for (key, action, globs, effect) in [
         ("read", "read", &fs.read, "permit"),
@@ -220,25 +220,21 @@ pub fn translate(path: &Path, text: &str, home: &str) -> Result<Translated, Poli
         for (i, g) in globs.iter().enumerate() {
             let m = path_glob(g, home).map_err(|m| err(format!("[approval.filesystem] {key}: {m}")))?;
             let reason = format!("[approval.filesystem] {key}: {g}");
-            let id = format!("toml.filesystem.{key}.{i}");
-            match m {
-                PathMatch::Within(dir) => out.policy_within(&id, &reason, effect, action, &dir),
-                PathMatch::When(cond) => out.policy(&id, &reason, effect, action, Some(&cond)),
-            }
+            out.policy(&format!("toml.filesystem.{key}.{i}"), &reason, effect, action, &m);
         }
     }
 
     // network
     let net = &a.network;
     if net.mode == Some(Mode::Allow) && net.allow_hosts.is_empty() {
-        out.policy("toml.network.mode", "[approval.network] mode = \"allow\"", "permit", "connect", None);
+        out.policy("toml.network.mode", "[approval.network] mode = \"allow\"", "permit", "connect", &Match::Any);
     }
     for (key, hosts, effect) in [("allow_hosts", &net.allow_hosts, "permit"), ("deny_hosts", &net.deny_hosts, "forbid")]
     {
         for (i, h) in hosts.iter().enumerate() {
             let cond = host_pattern(h).map_err(|m| err(format!("[approval.network] {key}: {m}")))?;
             let reason = format!("[approval.network] {key}: {h}");
-            out.policy(&format!("toml.network.{key}.{i}"), &reason, effect, "connect", Some(&cond));
+            out.policy(&format!("toml.network.{key}.{i}"), &reason, effect, "connect", &Match::When(cond));
         }
     }
     Ok(Translated { cedar: out.text, modes })
@@ -250,37 +246,33 @@ struct Out {
 }
 
 impl Out {
-    fn policy(&mut self, id: &str, reason: &str, effect: &str, action: &str, cond: Option<&str>) {
+    fn policy(&mut self, id: &str, reason: &str, effect: &str, action: &str, m: &Match) {
         let _ = writeln!(self.text, "@id({})", quote(id));
         let _ = writeln!(self.text, "@reason({})", quote(reason));
-        let _ = write!(self.text, "{effect} (principal, action == Action::\"{action}\", resource)");
-        match cond {
-            Some(c) => {
+        // A directory goes in the scope: the engine asks such a policy only
+        // about paths below it.
+        let resource = match m {
+            Match::Within(dir) => format!("resource in Directory::{}", quote(dir)),
+            Match::Any | Match::When(_) => "resource".to_string(),
+        };
+        let _ = write!(self.text, "{effect} (principal, action == Action::\"{action}\", {resource})");
+        match m {
+            Match::When(c) => {
                 let _ = writeln!(self.text, "\nwhen {{ {c} }};\n");
             }
-            None => self.text.push_str(";\n\n"),
+            Match::Any | Match::Within(_) => self.text.push_str(";\n\n"),
         }
-    }
-
-    /// A policy on everything in `dir`, in its scope: the engine asks such
-    /// a policy only about paths below `dir`.
-    fn policy_within(&mut self, id: &str, reason: &str, effect: &str, action: &str, dir: &str) {
-        let _ = writeln!(self.text, "@id({})", quote(id));
-        let _ = writeln!(self.text, "@reason({})", quote(reason));
-        let _ = writeln!(
-            self.text,
-            "{effect} (principal, action == Action::\"{action}\", resource in Directory::{});\n",
-            quote(dir)
-        );
     }
 }
 
-/// How a policy.toml path glob becomes Cedar.
+/// Which resources a translated policy is about.
 #[derive(Debug, PartialEq, Eq)]
-enum PathMatch {
-    /// Everything in this directory (`dir/**`): a scope.
+enum Match {
+    /// Every resource of its action.
+    Any,
+    /// Everything in this directory (`dir/**`).
     Within(String),
-    /// A condition on the resource.
+    /// Resources meeting a condition.
     When(String),
 }
 
@@ -338,7 +330,7 @@ fn host_pattern(h: &str) -> Result<String, String> {
     }
 }
 
-fn path_glob(g: &str, home: &str) -> Result<PathMatch, String> {
+fn path_glob(g: &str, home: &str) -> Result<Match, String> {
     let g = g.trim();
     if g.contains(['?', '[', ']', '{', '}']) {
         return Err(format!("glob {g:?} uses ? [ ] or {{ }}, which are not supported; use * and **"));
@@ -349,7 +341,7 @@ fn path_glob(g: &str, home: &str) -> Result<PathMatch, String> {
     let home = home.trim_end_matches('/');
     if let Some(rest) = g.strip_prefix("$CWD") {
         let rest = rest.trim_start_matches('/');
-        return Ok(PathMatch::When(match rest {
+        return Ok(Match::When(match rest {
             "" | "**" => "resource in context.cwd".to_string(),
             r => format!("resource in context.cwd && resource.path like {}", like(&format!("*/{r}"))),
         }));
@@ -366,9 +358,9 @@ fn path_glob(g: &str, home: &str) -> Result<PathMatch, String> {
     }
     let dir = abs.strip_suffix("/**").map(|d| if d.is_empty() { "/" } else { d });
     Ok(match dir {
-        Some(d) if !d.contains('*') => PathMatch::Within(crate::paths::normalize(d)),
-        _ if abs.contains('*') => PathMatch::When(format!("resource.path like {}", like(&abs))),
-        _ => PathMatch::When(format!("resource.path == {}", quote(&crate::paths::normalize(&abs)))),
+        Some(d) if !d.contains('*') => Match::Within(crate::paths::normalize(d)),
+        _ if abs.contains('*') => Match::When(format!("resource.path like {}", like(&abs))),
+        _ => Match::When(format!("resource.path == {}", quote(&crate::paths::normalize(&abs)))),
     })
 }
 
@@ -408,8 +400,8 @@ deny_patterns = ['x" || true || "', 'a\b']"#);
 
     #[test]
     fn globs_translate_to_hierarchy_or_like() {
-        let when = |s: &str| Ok(PathMatch::When(s.to_string()));
-        assert_eq!(path_glob("$HOME/.ssh/**", "/home/u"), Ok(PathMatch::Within("/home/u/.ssh".into())));
+        let when = |s: &str| Ok(Match::When(s.to_string()));
+        assert_eq!(path_glob("$HOME/.ssh/**", "/home/u"), Ok(Match::Within("/home/u/.ssh".into())));
         assert_eq!(path_glob("~/notes.txt", "/home/u"), when("resource.path == \"/home/u/notes.txt\""));
         assert_eq!(path_glob("/etc/*.conf", "/h"), when("resource.path like \"/etc/*.conf\""));
         assert_eq!(path_glob("$CWD/**", "/h"), when("resource in context.cwd"));

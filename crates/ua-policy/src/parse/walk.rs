@@ -47,8 +47,6 @@ fn paren_depth(src: &str) -> usize {
 pub(crate) struct Walker {
     pub parts: Vec<Part>,
     next_pipeline: u32,
-    /// The scripts being walked, innermost last (for source locations).
-    sources: Vec<String>,
     /// Aliases the command defines (`alias ll='rm -rf'`), by name.
     pub(crate) aliases: std::collections::HashMap<String, String>,
 }
@@ -78,11 +76,9 @@ impl Walker {
         let mut parser = Parser::new(std::io::Cursor::new(src.as_bytes()), &ParserOptions::default());
         match parser.parse_program() {
             Ok(program) => {
-                self.sources.push(src.to_string());
                 for cc in &program.complete_commands {
                     self.list(cc, ctx);
                 }
-                self.sources.pop();
                 // `eval "$(echo rm -rf /)"`, `source <(printf …)`: what a
                 // substitution prints is run as code, so walk that too.
                 if ctx.feeds_code
@@ -211,10 +207,17 @@ impl Walker {
         match cc {
             CompoundCommand::Arithmetic(a) => {
                 self.arith(&a.expr.value, ctx);
-                let inner = self.dparen_inner(&a.loc, &a.expr.value);
+                // brush-parser reads any `( ( … ) )` as arithmetic. bash and
+                // zsh read `((` as arithmetic only when the parenthesis
+                // matching the second `(` is followed at once by `)`, and as
+                // nested subshells otherwise, so `((rm -rf /) )` runs `rm`;
+                // dash (`sh -c` on Debian) has no arithmetic command and runs
+                // `((rm -rf /))` too. So the expression is also walked as the
+                // subshell it may be, which can only add parts: arithmetic
+                // such as `(( i++ ))` then reads as an unknown program.
                 let mut c = ctx.clone();
                 c.depth += 1;
-                self.script(&inner, &c);
+                self.script(&format!("({})", a.expr.value), &c);
             }
             CompoundCommand::ArithmeticForClause(f) => {
                 for e in [&f.initializer, &f.condition, &f.updater].into_iter().flatten() {
@@ -257,26 +260,6 @@ impl Walker {
                 cx.background = true;
                 self.command(&c.body, &cx);
             }
-        }
-    }
-
-    /// The text inside the outer parentheses of a `((…))` command.
-    ///
-    /// brush-parser reads any `( ( … ) )` as arithmetic. bash and zsh read
-    /// `((` as arithmetic only when the parenthesis matching the second `(`
-    /// is followed at once by `)`, and nested subshells otherwise, so
-    /// `((rm -rf /) )` runs `rm`; dash (`sh -c` on Debian) has no arithmetic
-    /// command and runs `((rm -rf /))` too. So the text is also walked as
-    /// the commands it would be in a subshell, which can only add parts:
-    /// arithmetic such as `(( i++ ))` then reads as an unknown program.
-    fn dparen_inner(&self, loc: &brush_parser::SourceSpan, expr: &str) -> String {
-        let text: Option<String> = self.sources.last().map(|src| {
-            // Locations count characters, not bytes.
-            src.chars().skip(loc.start.index).take(loc.end.index.saturating_sub(loc.start.index)).collect()
-        });
-        match text {
-            Some(t) if t.starts_with('(') && t.ends_with(')') => t[1..t.len() - 1].to_string(),
-            _ => format!("({expr})"),
         }
     }
 

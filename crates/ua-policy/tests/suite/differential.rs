@@ -373,10 +373,7 @@ impl Sandbox {
         }
         // A background program whose output was redirected (`cmd >log &`)
         // may outlive both; its record must land in this case's log.
-        while group_alive(pgid) && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(2));
-        }
-        let settled = !group_alive(pgid);
+        let settled = group_gone(pgid, deadline);
         // SAFETY: kill has no memory preconditions; the group is the one the
         // shell was started in, so only its processes are signalled.
         unsafe {
@@ -405,19 +402,61 @@ impl Sandbox {
     }
 }
 
-/// True while a process of group `pgid` is running (zombies excluded:
-/// whether they are reaped promptly depends on the machine's init).
-fn group_alive(pgid: i32) -> bool {
-    let Ok(dir) = std::fs::read_dir("/proc") else { return false };
-    dir.filter_map(Result::ok).any(|e| {
-        let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else { return false };
-        // Fields after the parenthesised command name: state ppid pgrp …
-        let Some((_, rest)) = stat.rsplit_once(')') else { return false };
-        let mut f = rest.split_whitespace();
-        let state = f.next();
-        let pgrp = f.nth(1).and_then(|g| g.parse::<i32>().ok());
-        pgrp == Some(pgid) && state != Some("Z")
-    })
+/// The running processes of group `pgid` (zombies excluded: whether they
+/// are reaped promptly depends on the machine's init).
+fn group_members(pgid: i32) -> Vec<i32> {
+    let Ok(dir) = std::fs::read_dir("/proc") else { return Vec::new() };
+    dir.filter_map(Result::ok)
+        .filter_map(|e| {
+            let pid = e.file_name().to_str()?.parse::<i32>().ok()?;
+            let stat = std::fs::read_to_string(e.path().join("stat")).ok()?;
+            // Fields after the parenthesised command name: state ppid pgrp …
+            let (_, rest) = stat.rsplit_once(')')?;
+            let mut f = rest.split_whitespace();
+            let state = f.next();
+            let pgrp = f.nth(1).and_then(|g| g.parse::<i32>().ok());
+            (pgrp == Some(pgid) && state != Some("Z")).then_some(pid)
+        })
+        .collect()
+}
+
+/// Waits until no process of group `pgid` runs, or the deadline passes;
+/// true when the group is gone. Each member's pidfd becomes readable when
+/// it exits, so this sleeps in poll(2) until something changes.
+fn group_gone(pgid: i32, deadline: Instant) -> bool {
+    loop {
+        let members = group_members(pgid);
+        if members.is_empty() {
+            return true;
+        }
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return false;
+        }
+        let mut fds: Vec<libc::pollfd> = members
+            .iter()
+            .filter_map(|pid| {
+                // SAFETY: pidfd_open takes a pid and flags and returns a new
+                // descriptor or -1; no memory is passed.
+                let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, *pid, 0) };
+                let fd = i32::try_from(fd).ok().filter(|fd| *fd >= 0)?;
+                Some(libc::pollfd { fd, events: libc::POLLIN, revents: 0 })
+            })
+            .collect();
+        if !fds.is_empty() {
+            let ms = i32::try_from(left.as_millis()).unwrap_or(i32::MAX).max(1);
+            // SAFETY: fds points at fds.len() initialised pollfd structs.
+            unsafe {
+                libc::poll(fds.as_mut_ptr(), libc::nfds_t::try_from(fds.len()).unwrap_or(0), ms);
+            }
+            for f in &fds {
+                // SAFETY: each fd was opened above and is closed once.
+                unsafe {
+                    libc::close(f.fd);
+                }
+            }
+        }
+    }
 }
 
 fn which_opt(name: &str) -> Option<PathBuf> {

@@ -4,27 +4,8 @@ use super::Env;
 use ua_policy::gate::{DecidedBy, Outcome};
 use ua_policy::grants::Grants;
 
-const DESIGN_EXAMPLE: &str = r#"
-[approval]
-default = "ask"
-
-[approval.shell]
-mode = "allow"
-deny_patterns = ["rm -rf /", "sudo *", "chmod 777 *"]
-
-[approval.filesystem]
-mode = "allow"
-read = ["$CWD/**", "$HOME/Documents/**"]
-write = ["$CWD/**"]
-deny = ["$HOME/.ssh/**", "$HOME/.gnupg/**", "$HOME/secret.txt"]
-
-[approval.vision]
-screenshot = "allow"
-
-[approval.network]
-mode = "deny"
-allow_hosts = ["api.github.com", "*.internal.corp"]
-"#;
+/// The design's policy.toml example.
+const DESIGN_EXAMPLE: &str = include_str!("../fixtures/design-policy.toml");
 
 fn decide(env: &Env, cmd: &str) -> ua_policy::gate::Decision {
     env.gate().decide(&env.request(cmd), &Grants::new())
