@@ -461,6 +461,75 @@ fn plan_mode_shows_the_plan_and_one_approval_runs_it() {
     assert!(results.iter().all(|r| r.0.contains("exit status: 0")), "{results:?}");
 }
 
+const PLAN_WITH_PRIVILEGED: &str = r#"
+[[turn]]
+text = "Three steps, one privileged."
+tool_calls = [
+  { name = "shell", input = { command = "echo step-$((0+1)) | tee -a steps.txt" } },
+  { name = "shell", input = { command = "taskset -p $$ >/dev/null && echo step-$((1+1))" } },
+  { name = "shell", input = { command = "echo step-$((2+1)) | tee -a steps.txt" } },
+]
+
+[[turn]]
+text = "All three ran."
+"#;
+
+/// One `y` approves the plan, but not a privileged command inside it: that
+/// one is asked about on its own and needs `yes` typed out; the plan's
+/// approval still covers the ordinary command after it.
+#[test]
+fn plan_mode_asks_about_a_privileged_command_on_its_own() {
+    let home = Home::new();
+    home.write(".config/unixagent/config.toml", "[shell]\nconfirm_mode = \"plan\"\n[judge]\nmode = \"off\"\n");
+    let server = model(PLAN_WITH_PRIVILEGED);
+    let mut t = start_with(&home, "bash", &server);
+    t.send("# three things\r");
+    t.wait_text("plan:");
+    t.wait_text("[y] run");
+    t.send("y");
+    t.wait_text("type yes to run it");
+    t.send("yes\r");
+    t.wait_text("All three ran.");
+    let screen = t.screen_text();
+    for i in 1..=3 {
+        assert!(screen.contains(&format!("step-{i}\n")), "{screen}");
+    }
+    assert_eq!(screen.matches("[y] run").count(), 1, "{screen}");
+    assert_eq!(screen.matches("type yes to run it").count(), 1, "{screen}");
+    let results = tool_results(&messages(&server, 1));
+    assert_eq!(results.len(), 3);
+    assert!(results.iter().all(|r| r.0.contains("exit status: 0")), "{results:?}");
+}
+
+const PRIVILEGED: &str = r#"
+[[turn]]
+text = "One privileged step."
+tool_calls = [{ name = "shell", input = { command = "taskset -p $$ && touch ran.txt" } }]
+
+[[turn]]
+text = "Done."
+"#;
+
+/// Going back to a privileged question from a steering line keeps it a
+/// question that needs `yes` typed out: a lone `y` then Enter skips.
+#[test]
+fn a_privileged_question_stays_typed_after_steering_is_abandoned() {
+    let home = Home::new();
+    home.write(".config/unixagent/config.toml", "[judge]\nmode = \"off\"\n");
+    let server = model(PRIVILEGED);
+    let mut t = start_with(&home, "bash", &server);
+    t.send("# one thing\r");
+    t.wait_text("type yes to run it");
+    t.send("#");
+    t.send("\x7f");
+    t.send("y\r");
+    t.wait_text("Done.");
+    let results = tool_results(&messages(&server, 1));
+    assert_eq!(results.len(), 1);
+    assert!(results[0].0.contains("skipped"), "{results:?}");
+    assert!(!home.path().join("ran.txt").exists());
+}
+
 const SLEEPER: &str = r#"
 [[turn]]
 text = "Waiting."

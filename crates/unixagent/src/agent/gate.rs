@@ -100,6 +100,15 @@ impl Policy {
         (Self { gate, audit }, warnings)
     }
 
+    /// A policy that did not load: as when [`Policy::load`] finds a broken
+    /// file, the classifier and the deny list still decide denials and
+    /// everything else asks (or is refused when nobody can answer). Used
+    /// when loading itself failed, so it does no I/O.
+    pub fn unloaded(why: &str) -> (Arc<Self>, Vec<String>) {
+        let warning = format!("the policy did not load ({why}); every agent command will ask until unixagent restarts");
+        (Arc::new(Self { gate: Err(why.to_string()), audit: None }), vec![warning])
+    }
+
     /// Decides about `req` (blocking: hooks may run), then asks the judge
     /// when the decision calls for it.
     pub async fn decide(&self, req: Request, grants: Grants, provider: Option<Arc<dyn Provider>>) -> Gated {
@@ -231,5 +240,38 @@ pub fn grant_program(command: &str) -> Option<Grant> {
     match a.parts.as_slice() {
         [part] if !part.program.is_empty() => Some(Grant::program(part.program.clone())),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn decide(policy: &Policy, command: &str, human: bool) -> Verdict {
+        let req = Request {
+            command: command.into(),
+            cwd: "/tmp".into(),
+            session: "s".into(),
+            depth: 0,
+            human_attached: human,
+            instruction: None,
+        };
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+        rt.block_on(policy.decide(req, Grants::new(), None)).verdict
+    }
+
+    #[test]
+    fn an_unloaded_policy_asks_and_never_allows() {
+        let (policy, warnings) = Policy::unloaded("loading it failed: the task panicked");
+        assert_eq!(warnings.len(), 1);
+        assert!(warnings[0].contains("the task panicked"), "{warnings:?}");
+        // Even read-only commands ask: no policy permits anything.
+        for command in ["ls", "touch notes.txt", "git status"] {
+            let v = decide(&policy, command, true);
+            assert_eq!(v.outcome, Outcome::Ask, "{command}: {v:?}");
+            assert!(v.reason.contains("the task panicked"), "{v:?}");
+            assert_eq!(decide(&policy, command, false).outcome, Outcome::Deny, "{command} without a person");
+        }
+        assert_eq!(decide(&policy, "rm -rf /", true).outcome, Outcome::Deny);
     }
 }

@@ -6,9 +6,12 @@
 //! - [`render`]: how the turn looks on the terminal.
 //! - [`gate`]: the safety pipeline (`ua-policy`) as the agent uses it.
 //! - [`capture`]: a command's output between its 133;C and 133;D markers.
+//! - [`confirm`]: the confirm mode and the plan's approval applied to a
+//!   verdict (run, ask, or refuse).
 
 pub mod backend;
 pub mod capture;
+pub mod confirm;
 pub mod gate;
 pub mod render;
 pub mod turn;
@@ -22,7 +25,9 @@ pub enum ConfirmMode {
     /// Every command asks, even one the policy allows (denials stand).
     Each,
     /// Like `auto`, but when one answer proposes several commands they are
-    /// shown together and one approval covers the ones that would ask.
+    /// shown together and one approval covers the ones that would ask,
+    /// except privileged ones and ones the judge warned about
+    /// ([`confirm::step`]).
     Plan,
 }
 

@@ -35,7 +35,8 @@ use super::{AgentOptions, Session};
 use crate::agent::ConfirmMode;
 use crate::agent::backend::{self, Built};
 use crate::agent::capture::Capture;
-use crate::agent::gate::{self, Gated, JudgeSettings, Policy};
+use crate::agent::confirm::{self, Situation, Step};
+use crate::agent::gate::{self, Gated, Policy};
 use crate::agent::render::{Renderer, SPINNER_FRAME};
 use crate::agent::turn::{Answer, Effect, End, Outcome, Proposal, Turn, Verdict};
 use ua_policy::gate::Request as PolicyRequest;
@@ -119,6 +120,9 @@ pub(super) struct AgentSide {
     plan_shown: Option<(usize, usize)>,
     /// `y` at the first question of a plan approved the rest of it.
     plan_approved: bool,
+    /// The question about the current proposal is the plan's: its `y`
+    /// approves the plan ([`confirm::Step::Ask`]).
+    question_approves_plan: bool,
     keys: KeyDecoder,
     /// Keys typed while the model was answering: they go to the shell
     /// when its prompt is back, as type-ahead does in a shell.
@@ -209,6 +213,7 @@ impl AgentSide {
             paused: false,
             plan_shown: None,
             plan_approved: false,
+            question_approves_plan: false,
             keys: KeyDecoder::new(),
             typeahead: Vec::new(),
             last_interrupt: None,
@@ -689,11 +694,9 @@ impl Session {
                     };
                     match loaded {
                         Ok((p, w)) => (Arc::new(p), w),
-                        Err(e) => {
-                            let (p, mut w) = Policy::load(&JudgeSettings::default(), &[]);
-                            w.push(format!("loading the policy failed: {e}"));
-                            (Arc::new(p), w)
-                        }
+                        // Never a second load with fewer layers or other
+                        // judge settings: that would be a wider policy.
+                        Err(e) => Policy::unloaded(&format!("loading it failed: {e}")),
                     }
                 }
             };
@@ -727,8 +730,8 @@ impl Session {
         self.on_verdict(done.proposal, verdict, true);
     }
 
-    /// Applies the confirm mode to the gate's verdict and hands it to the
-    /// turn.
+    /// Applies the confirm mode to the gate's verdict ([`confirm::step`])
+    /// and hands it to the turn.
     fn on_verdict(&mut self, p: Proposal, mut verdict: Verdict, from_policy: bool) {
         let granted = self
             .agent
@@ -736,26 +739,39 @@ impl Session {
             .as_ref()
             .and_then(|g| g.decision.as_ref())
             .is_some_and(|d| matches!(d.decided_by, ua_policy::gate::DecidedBy::Grant { .. }));
-        if verdict.outcome == Outcome::Allow
-            && self.agent.opts.confirm == ConfirmMode::Each
-            && !granted
-            && self.agent.can_ask
-        {
-            verdict.outcome = Outcome::Ask;
-            verdict.reason = format!("{} (confirm_mode = each asks anyway)", verdict.reason);
-        }
-        if verdict.outcome == Outcome::Ask && self.agent.plan_approved {
-            verdict.outcome = Outcome::Allow;
-            verdict.reason = "approved with the plan".into();
-            self.journal_decision(&p, DecisionOutcome::Run, &verdict.reason, "human", &verdict.risk);
-            self.audit_human(true);
-        } else {
-            let outcome = match verdict.outcome {
-                Outcome::Allow => Some(DecisionOutcome::Run),
-                Outcome::Deny => Some(DecisionOutcome::Denied),
-                Outcome::Ask => None,
-            };
-            if let Some(outcome) = outcome {
+        let situation = Situation {
+            mode: self.agent.opts.confirm,
+            plan_approved: self.agent.plan_approved,
+            granted,
+            can_ask: self.agent.can_ask,
+        };
+        let step = confirm::step(&verdict, situation);
+        self.agent.question_approves_plan = false;
+        match step {
+            Step::Run { by_plan: true } => {
+                verdict.outcome = Outcome::Allow;
+                verdict.reason = "approved with the plan".into();
+                self.journal_decision(&p, DecisionOutcome::Run, &verdict.reason, "human", &verdict.risk);
+                self.audit_human(true);
+            }
+            Step::Ask { approves_plan, .. } => {
+                if verdict.outcome == Outcome::Allow {
+                    verdict.reason = format!("{} (confirm_mode = each asks anyway)", verdict.reason);
+                }
+                verdict.outcome = Outcome::Ask;
+                self.agent.question_approves_plan = approves_plan;
+            }
+            Step::Run { by_plan: false } | Step::Deny => {
+                let outcome = if step == Step::Deny {
+                    if verdict.outcome == Outcome::Ask {
+                        verdict.reason =
+                            format!("approval is needed and there is no terminal to ask on: {}", verdict.reason);
+                    }
+                    verdict.outcome = Outcome::Deny;
+                    DecisionOutcome::Denied
+                } else {
+                    DecisionOutcome::Run
+                };
                 let approver = if granted { "grant" } else { "policy" };
                 self.journal_decision(&p, outcome, &verdict.reason, approver, &verdict.risk);
                 if from_policy {
@@ -898,9 +914,7 @@ impl Session {
             (_, Key::Ctrl('c')) => self.answer(Answer::Quit),
             (Asking::Key, Key::Char('y' | 'Y')) => {
                 self.show("y");
-                if self.agent.opts.confirm == ConfirmMode::Plan {
-                    self.agent.plan_approved = true;
-                }
+                self.agent.plan_approved |= self.agent.question_approves_plan;
                 self.answer(Answer::Run)
             }
             (Asking::Key, Key::Char('n' | 'N')) => {
@@ -931,7 +945,7 @@ impl Session {
                 self.show("e");
                 self.edit_current();
                 if self.agent.editing.is_none() {
-                    self.agent.asking = Some(Asking::Key);
+                    self.agent.asking = Some(self.question());
                 }
             }
             (Asking::Key | Asking::Typed(_), Key::Esc) => self.pause(),
@@ -961,13 +975,13 @@ impl Session {
                 } else {
                     // Backspacing over the `#` goes back to the question.
                     self.show("\x08 \x08");
-                    self.agent.asking = Some(Asking::Key);
+                    self.agent.asking = Some(self.question());
                 }
             }
             (Asking::Steer(text), Key::Enter) => {
                 let text = text.trim().to_string();
                 if text.is_empty() {
-                    self.agent.asking = Some(Asking::Key);
+                    self.agent.asking = Some(self.question());
                 } else {
                     self.answer(Answer::Steer(text));
                 }
@@ -1012,7 +1026,7 @@ impl Session {
             Some(Err(e)) => {
                 let out = self.agent.render.error(&e);
                 self.show(&out);
-                self.agent.asking = Some(Asking::Key);
+                self.agent.asking = Some(self.question());
                 let again = self.agent.render.question(&self.current_verdict());
                 self.show(&again);
             }
@@ -1021,6 +1035,13 @@ impl Session {
                 self.answer(Answer::Skip);
             }
         }
+    }
+
+    /// The question on screen, fresh: going back to it (from a steering
+    /// line, the editor or a pause) must never turn a typed `yes` into a
+    /// single key.
+    fn question(&self) -> Asking {
+        if self.agent.asked.as_ref().is_some_and(|v| v.strong) { Asking::Typed(String::new()) } else { Asking::Key }
     }
 
     fn current_verdict(&self) -> Verdict {
@@ -1037,7 +1058,7 @@ impl Session {
     /// Esc at a question: the shell comes back with the turn waiting. A
     /// lone `#` resumes it; `# text` steers it.
     fn pause(&mut self) {
-        self.agent.asking = Some(Asking::Key);
+        self.agent.asking = Some(self.question());
         self.agent.paused = true;
         let out = self.agent.render.hand_over();
         self.show(&out);
