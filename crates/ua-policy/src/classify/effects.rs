@@ -182,22 +182,6 @@ pub fn effects(part: &Part) -> Effects {
             for o in &ops {
                 fx.hosts.extend(host_of(o));
             }
-            // curl -o FILE, wget -O FILE, also at the end of a bundle (`-sLo F`).
-            let (short, long) = if name == "wget" { ('O', "--output-document") } else { ('o', "--output") };
-            for (i, x) in a.0.iter().enumerate() {
-                let t = x.text.as_str();
-                let bundle = t.len() > 1
-                    && t.starts_with('-')
-                    && !t.starts_with("--")
-                    && t[1..].chars().all(|c| c.is_ascii_alphabetic());
-                if bundle && t.ends_with(short) || t == long {
-                    if let Some(p) = a.0.get(i + 1) {
-                        push_path(&mut fx.writes, &p.text);
-                    }
-                } else if let Some(p) = t.strip_prefix(long).and_then(|r| r.strip_prefix('=')) {
-                    push_path(&mut fx.writes, p);
-                }
-            }
             // Uploads: -d @file, -F x=@file, -T file, --data-binary @file.
             for x in a.0 {
                 if let Some((_, f)) = x.text.split_once('@')
@@ -246,10 +230,14 @@ pub fn effects(part: &Part) -> Effects {
         }
         _ => {}
     }
-    if name == "sort"
-        && let Some(p) = a.value("-o", "--output")
-    {
-        push_path(&mut fx.writes, p);
+    for p in super::writes::writes(name, part.args()) {
+        push_path(&mut fx.writes, &p);
+    }
+    // An option's value looks like an operand to the read arms above
+    // (`base64 -o OUT IN`); a file the program writes is not one it reads.
+    if !fx.writes.is_empty() {
+        let writes = fx.writes.clone();
+        fx.reads.retain(|r| !writes.contains(r));
     }
     fx
 }

@@ -22,6 +22,7 @@ pub mod args;
 pub mod effects;
 mod git;
 pub mod programs;
+mod writes;
 
 pub use effects::Effects;
 

@@ -129,7 +129,7 @@ fn sed(a: Args<'_>) -> Verdict {
 
 /// The commands of a sed script with their addresses stripped (`1e id` →
 /// `e id`, `/x/,$w out` → `w out`).
-fn sed_commands(script: &str) -> impl Iterator<Item = &str> {
+pub(crate) fn sed_commands(script: &str) -> impl Iterator<Item = &str> {
     script.split([';', '\n']).map(|cmd| {
         let mut t = cmd.trim_start();
         loop {
@@ -517,9 +517,8 @@ pub fn rule(name: &str, part: &Part) -> Verdict {
         | "ping6" | "traceroute" | "tracepath" | "mtr" | "dig" | "nslookup" | "host" | "whois" | "mosh" | "http"
         | "https" | "xh" | "aria2c" | "lftp" | "nmap" | "gh" | "glab" | "aws" | "gcloud" | "az" | "kubectl"
         | "helm" | "terraform" | "tofu" | "ansible" | "ansible-playbook" | "vagrant" | "rclone" | "s3cmd"
-        | "openssl" | "lynx" | "links" | "w3m" | "fetch" | "ssh-copy-id" | "ssh-keyscan" | "tailscale" | "brew" => {
-            curl_like()
-        }
+        | "openssl" | "lynx" | "links" | "w3m" | "fetch" | "ssh-copy-id" | "ssh-keyscan" | "tailscale" | "brew"
+        | "autossh" => curl_like(),
         "rsync" => {
             if ops.iter().any(|o| o.text.contains(':')) {
                 curl_like()

@@ -35,8 +35,10 @@ fn writing_redirections_raise_but_sinks_do_not() {
 
 #[test]
 fn steering_variables_raise_but_turning_a_pager_off_does_not() {
-    assert_eq!(risk("LD_PRELOAD=/tmp/x.so ls"), Risk::Write);
-    assert!(reason("LD_PRELOAD=/tmp/x.so ls").contains("LD_PRELOAD"));
+    assert_eq!(risk("LD_LIBRARY_PATH=/tmp/lib ls"), Risk::Write);
+    assert!(reason("LD_LIBRARY_PATH=/tmp/lib ls").contains("LD_LIBRARY_PATH"));
+    // An injected library is denied outright (deny rule `library-injection`).
+    assert_eq!(risk("LD_PRELOAD=/tmp/x.so ls"), Risk::Denied);
     assert_eq!(risk("GIT_PAGER=cat git log"), Risk::ReadOnly);
     assert_eq!(risk("GIT_PAGER=\"$P\" git log"), Risk::Write);
     assert_eq!(risk("MANPAGER=cat man ls"), Risk::ReadOnly);

@@ -14,6 +14,7 @@
 
 mod rules;
 mod scope;
+mod targets;
 
 pub use rules::RULES;
 

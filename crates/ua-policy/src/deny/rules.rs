@@ -4,6 +4,9 @@
 
 use super::Rule;
 use super::scope::{Broad, INTERPRETERS, SHELLS, Scope, broad};
+use super::targets::{
+    is_block_device, is_credential_path, is_credential_pattern, is_history_path, is_scheduler_path, is_startup_path,
+};
 use crate::classify::effects::models_writes;
 use crate::parse::{PartKind, RedirectKind};
 
@@ -209,6 +212,45 @@ pub static RULES: &[Rule] = &[
     r("credential-read", "prints private keys or credentials (into the model's context)", |s, i| {
         s.is(i, READERS) && read_texts(s, i).iter().any(|t| is_credential_path(t))
     }),
+    r("credential-find-exfil", "searches for keys or credentials and sends or prints each one", |s, i| {
+        s.is(i, &["find"])
+            && find_reaches_credentials(s, i)
+            && s.parts().any(|j| {
+                j != i
+                    && (s.is_net(j) || s.is(j, READERS))
+                    && (s.part(j).wrappers.iter().any(|w| w.starts_with("find -exec") || w.starts_with("find -ok"))
+                        || s.pipes_into(i, j) && s.is_net(j))
+            })
+    }),
+    r("dns-exfil", "hides command output in a host name (data leaves through DNS)", |s, i| {
+        let dns = s.is(
+            i,
+            &[
+                "dig",
+                "nslookup",
+                "host",
+                "drill",
+                "ping",
+                "ping6",
+                "traceroute",
+                "traceroute6",
+                "tracepath",
+                "mtr",
+                "whois",
+                "nc",
+                "ncat",
+                "netcat",
+                "telnet",
+                "ssh",
+                "getent",
+            ],
+        );
+        let urls = s.is_download(i) || s.is(i, &["http", "https", "xh", "wget2"]);
+        (dns || urls) && s.part(i).args().iter().any(|a| host_has_substitution(&a.text))
+    }),
+    r("ssh-reverse-tunnel", "opens a reverse tunnel or SOCKS proxy through another host", |s, i| {
+        s.is(i, &["ssh", "autossh"]) && ssh_tunnels_out(s.part(i).args(), s.is(i, &["autossh"]))
+    }),
     r("environment-exfil", "sends the environment (API keys, tokens) to another host", |s, i| {
         let dumps =
             s.is(i, &["env", "printenv", "export", "declare", "set", "typeset"]) && s.args(i).operands().is_empty();
@@ -298,10 +340,34 @@ pub static RULES: &[Rule] = &[
         s.writes_containing(i, &["/etc/sudoers", "/etc/doas.conf"])
     }),
     r("ld-preload-write", "injects a library into every program", |s, i| {
-        s.writes_containing(i, &["/etc/ld.so.preload"])
+        s.writes_containing(i, &["/etc/ld.so.preload", "/etc/ld.so.conf"])
     }),
     r("authorized-keys-write", "adds or changes keys that may log in over ssh", |s, i| {
         s.writes_containing(i, &["/.ssh/authorized_keys", "/.ssh/rc", "~/.ssh/authorized_keys"])
+    }),
+    r("startup-file-write", "changes a shell or session start-up file (it runs at every login)", |s, i| {
+        s.certain_writes(i).iter().any(|t| is_startup_path(t))
+    }),
+    r("scheduler-write", "installs a program that cron, systemd or init runs on a schedule or at boot", |s, i| {
+        s.certain_writes(i).iter().any(|t| is_scheduler_path(t))
+    }),
+    r("crontab-install", "installs a crontab from text", |s, i| {
+        let a = s.args(i);
+        s.is(i, &["crontab"]) && !a.flag('l', "list") && !a.flag('e', "edit") && !a.flag('r', "remove")
+    }),
+    r("library-injection", "runs programs with an injected library (LD_PRELOAD, LD_AUDIT)", |s, i| {
+        let p = s.part(i);
+        let injects = |n: &str| matches!(n, "LD_PRELOAD" | "LD_AUDIT" | "DYLD_INSERT_LIBRARIES");
+        p.assignments.iter().any(|(n, v)| injects(n) && !v.text.is_empty())
+            || s.is(i, &["export", "declare", "typeset", "local", "readonly"])
+                && s.arg_texts(i)
+                    .any(|t| t.split_once('=').is_some_and(|(n, v)| injects(n.trim_end_matches('+')) && !v.is_empty()))
+    }),
+    r("credential-write", "overwrites keys or credentials", |s, i| {
+        // Permissions and times are not contents: `chmod 600 ~/.ssh/id_rsa`
+        // is how keys are fixed.
+        !s.is(i, &["chmod", "chown", "chgrp", "setfacl", "chattr", "touch"])
+            && s.certain_writes(i).iter().any(|t| is_credential_path(t))
     }),
     r("unixagent-config-write", "changes unixagent's own configuration or policy", |s, i| {
         s.writes_containing(i, &["/.config/unixagent", "~/.config/unixagent", "$XDG_CONFIG_HOME/unixagent"])
@@ -376,136 +442,6 @@ fn find_roots(s: &Scope<'_>, i: usize) -> Vec<String> {
         .collect()
 }
 
-fn is_block_device(p: &str) -> bool {
-    let Some(dev) = p.strip_prefix("/dev/") else {
-        return false;
-    };
-    [
-        "sd",
-        "hd",
-        "vd",
-        "xvd",
-        "nvme",
-        "mmcblk",
-        "disk",
-        "rdisk",
-        "md",
-        "dm-",
-        "mapper/",
-        "loop",
-        "sr",
-        "nbd",
-        "zd",
-        "mtdblock",
-        "by-id/",
-        "by-uuid/",
-        "by-label/",
-        "by-path/",
-        "disk/",
-    ]
-    .iter()
-    .any(|pre| dev.starts_with(pre))
-}
-
-/// Paths that hold private keys, tokens or passwords.
-pub(crate) fn is_credential_path(t: &str) -> bool {
-    let t = t.trim_start_matches('@');
-    const MARKERS: &[&str] = &[
-        ".ssh/id_",
-        ".ssh/identity",
-        ".aws/credentials",
-        ".netrc",
-        ".gnupg/private-keys",
-        ".gnupg/secring",
-        ".git-credentials",
-        ".config/gh/hosts.yml",
-        ".docker/config.json",
-        ".kube/config",
-        "/etc/shadow",
-        "/etc/gshadow",
-        ".pgpass",
-        ".my.cnf",
-        ".npmrc",
-        ".pypirc",
-        ".cargo/credentials",
-        ".config/gcloud/credentials",
-        "application_default_credentials.json",
-        ".azure/accessTokens",
-        ".vault-token",
-        ".password-store",
-        ".local/share/keyrings",
-        "Login Data",
-        ".mozilla/firefox",
-        ".config/unixagent/credentials",
-        ".config/unixagent/secrets",
-        "/etc/ssh/ssh_host_",
-        ".terraform.d/credentials",
-        ".config/hub",
-    ];
-    let private_key = t.contains(".ssh/id_") && t.ends_with(".pub");
-    !private_key && MARKERS.iter().any(|m| t.contains(m))
-        || t == ".env"
-        || t.ends_with("/.env")
-        || glob_reaches_credentials(t)
-}
-
-/// Where credentials usually live, below a home directory.
-const CREDENTIAL_FILES: &[&str] = &[
-    ".ssh/id_rsa",
-    ".ssh/id_ed25519",
-    ".ssh/id_ecdsa",
-    ".ssh/id_dsa",
-    ".ssh/identity",
-    ".aws/credentials",
-    ".netrc",
-    ".git-credentials",
-    ".gnupg/private-keys-v1.d/key.key",
-    ".gnupg/secring.gpg",
-    ".config/gh/hosts.yml",
-    ".docker/config.json",
-    ".kube/config",
-    ".pgpass",
-    ".cargo/credentials",
-    ".vault-token",
-];
-
-/// True when a path with glob characters (`~/.s*/id_rsa`) would expand to
-/// a credential file: the shell expands it before the program sees it, so
-/// the markers above cannot be found in its text. The pattern is tried, as
-/// the shell would, component by component (`*` never crosses `/`, and a
-/// component starting with `.` is matched only by a pattern that starts
-/// with `.`), on the usual credential files below the directory where it
-/// starts and one level further down.
-fn glob_reaches_credentials(t: &str) -> bool {
-    let Some(first) = t.find(['*', '?', '[']) else { return false };
-    let rest = match t[..first].rfind('/') {
-        Some(i) => &t[i + 1..],
-        None => t,
-    };
-    let pattern: Vec<&str> = rest.split('/').collect();
-    let mut matchers = Vec::with_capacity(pattern.len());
-    for p in &pattern {
-        match globset::Glob::new(p) {
-            Ok(g) => matchers.push(g.compile_matcher()),
-            Err(_) => return false,
-        }
-    }
-    let fits = |path: &str| {
-        let parts: Vec<&str> = path.split('/').collect();
-        parts.len() == pattern.len()
-            && parts
-                .iter()
-                .zip(&pattern)
-                .zip(&matchers)
-                .all(|((part, pat), m)| (!part.starts_with('.') || pat.starts_with('.')) && m.is_match(part))
-    };
-    CREDENTIAL_FILES.iter().any(|f| fits(f) || fits(&format!("u/{f}")))
-}
-
-fn is_history_path(t: &str) -> bool {
-    ["_history", ".zhistory", ".histfile", ".lesshst", "fish_history", ".zsh_sessions"].iter().any(|m| t.contains(m))
-}
-
 /// The texts a network program sends: its arguments (minus identity and
 /// TLS files it uses to authenticate), files it reads, and stdin redirects.
 /// ssh's own arguments are a remote command and are left out.
@@ -551,7 +487,9 @@ fn read_texts(s: &Scope<'_>, i: usize) -> Vec<String> {
         out.push(s.resolve(i, &r.target.text));
     }
     if !models_writes(s.base(i)) {
-        out.extend(p.args().iter().map(|a| s.resolve(i, &a.text)));
+        // Every argument may be read, except a file it writes (`-o FILE`).
+        let writes = s.certain_writes(i);
+        out.extend(p.args().iter().map(|a| s.resolve(i, &a.text)).filter(|a| !writes.contains(a)));
     }
     out
 }
@@ -655,4 +593,95 @@ fn under_system(p: &str) -> bool {
 fn writes_dir_named(s: &Scope<'_>, i: usize, dir: &str, inside: &str) -> bool {
     let under = format!("{dir}{inside}");
     s.write_targets(i).iter().any(|t| t.ends_with(dir) || t.contains(&under))
+}
+
+/// True when `find` part `i` searches credential stores or the whole home
+/// or root (which hold them), or matches credential file names (`-name
+/// '*.pem'`).
+fn find_reaches_credentials(s: &Scope<'_>, i: usize) -> bool {
+    let roots = find_roots(s, i);
+    let texts: Vec<&str> = s.arg_texts(i).collect();
+    let patterns = texts.windows(2).filter(|w| {
+        matches!(w[0], "-name" | "-iname" | "-path" | "-ipath" | "-wholename" | "-iwholename" | "-regex" | "-iregex")
+    });
+    roots.iter().any(|r| is_credential_path(r) || matches!(broad(r), Some(Broad::Home | Broad::Root)))
+        && (patterns.clone().count() == 0 || patterns.clone().any(|w| is_credential_pattern(w[1])))
+        || patterns.clone().any(|w| is_credential_pattern(w[1]))
+}
+
+/// True when a host name, alone or as the authority of a URL, is built
+/// around a command substitution: `$(whoami).evil.example`,
+/// `https://x.$(id -u).evil.example/`. A name that is only a substitution
+/// (`ping $(hostname)`) is an ordinary lookup and does not count.
+fn host_has_substitution(t: &str) -> bool {
+    let rest = t.split_once("://").map_or(t, |(_, r)| r);
+    // Blank out substitutions, then cut the authority at `/`, `?` or `#`.
+    let mut literal = String::new();
+    let mut depth = 0usize;
+    let mut in_backquote = false;
+    let mut found = false;
+    let b = rest.as_bytes();
+    let mut k = 0;
+    while k < b.len() {
+        let c = b[k];
+        if c == b'$' && b.get(k + 1) == Some(&b'(') && !in_backquote {
+            depth += 1;
+            found = true;
+            k += 2;
+            continue;
+        }
+        match c {
+            b'(' if depth > 0 => depth += 1,
+            b')' if depth > 0 => depth -= 1,
+            b'`' if depth == 0 => {
+                in_backquote = !in_backquote;
+                found = true;
+            }
+            _ if depth > 0 || in_backquote => {}
+            b'/' | b'?' | b'#' => break,
+            _ => literal.push(char::from(c)),
+        }
+        k += 1;
+    }
+    let hostlike = literal.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_' | '@' | ':'));
+    let domain = literal.split('.').skip(1).any(|label| label.starts_with(|c: char| c.is_ascii_alphabetic()));
+    found && hostlike && domain
+}
+
+/// ssh options that make the remote side reach back into this machine
+/// (`-R`) or proxy through it (`-D`), to a host other than this one.
+fn ssh_tunnels_out(args: &[crate::parse::Arg], autossh: bool) -> bool {
+    // autossh's own `-M PORT` takes a value; ssh's `-M` does not.
+    let valued = if autossh { "BbcDEeFIiJLlMmOopQRSWw" } else { "BbcDEeFIiJLlmOopQRSWw" };
+    let mut tunnels = false;
+    let mut host = None;
+    let mut it = args.iter().map(|a| a.text.as_str());
+    while let Some(t) = it.next() {
+        if let Some(opts) = t.strip_prefix('-').filter(|o| !o.is_empty() && !o.starts_with('-')) {
+            for (k, c) in opts.char_indices() {
+                if matches!(c, 'R' | 'D') {
+                    tunnels = true;
+                }
+                if valued.contains(c) {
+                    let value = if k + 1 < opts.len() { Some(&opts[k + 1..]) } else { it.next() };
+                    if c == 'o'
+                        && let Some(v) = value
+                    {
+                        let key = v.split(['=', ' ']).next().unwrap_or("").to_ascii_lowercase();
+                        tunnels |= key == "remoteforward" || key == "dynamicforward";
+                    }
+                    break;
+                }
+            }
+            continue;
+        }
+        host = Some(t);
+        break;
+    }
+    let local = |h: &str| {
+        let h = h.rsplit('@').next().unwrap_or(h).trim_start_matches("ssh://");
+        let h = h.split(':').next().unwrap_or(h).trim_matches(['[', ']']);
+        h == "localhost" || h.starts_with("127.") || h == "::1" || h.is_empty()
+    };
+    tunnels && host.is_some_and(|h| !local(h))
 }

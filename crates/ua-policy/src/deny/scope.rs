@@ -241,6 +241,21 @@ impl<'a> Scope<'a> {
         out
     }
 
+    /// What the part certainly writes, resolved: modelled write effects and
+    /// writing redirections, without [`Scope::write_targets`]' guess that
+    /// any argument of an unmodelled program may be written. For rules
+    /// where a guess would deny everyday reads (`shellcheck ~/.bashrc`).
+    pub fn certain_writes(&self, i: usize) -> Vec<String> {
+        let p = self.part(i);
+        let mut out: Vec<String> = self.risks[i].effects.writes.iter().map(|w| self.resolve(i, w)).collect();
+        for r in &p.redirects {
+            if r.kind.writes() && !is_sink(&r.target.text) {
+                out.push(self.resolve(i, &r.target.text));
+            }
+        }
+        out
+    }
+
     /// True when the part writes something whose path contains `marker`.
     pub fn writes_containing(&self, i: usize, markers: &[&str]) -> bool {
         self.write_targets(i).iter().any(|t| markers.iter().any(|m| t.contains(m)))

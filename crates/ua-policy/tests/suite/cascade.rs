@@ -239,3 +239,29 @@ fn the_shipped_example_policy_validates_and_decides_as_documented() {
     assert_eq!(decide("cat config/secrets/db.txt", 1, false).outcome, Outcome::Deny);
     assert_eq!(decide("cat config/secrets/db.txt", 0, true).outcome, Outcome::Allow);
 }
+
+/// The deny list sees `~/.bashrc`; a relative path written from the home
+/// directory only becomes a start-up file once Cedar makes it absolute, and
+/// the built-in policy forbids it whatever the user's policy permits.
+#[test]
+fn start_up_files_are_forbidden_however_they_are_named() {
+    let (env, grants) = permissive();
+    let gate = env.gate();
+    let home = env.home.to_string_lossy().into_owned();
+    for (cwd, cmd) in [
+        (home.as_str(), "echo 'alias ls=x' >> .bashrc"),
+        (home.as_str(), "base64 -d -o .zshrc payload"),
+        (home.as_str(), "cp x.fish .config/fish/conf.d/x.fish"),
+        (env.cwd().as_str(), "tee -a ../.profile < x"),
+    ] {
+        let mut req = env.request(cmd);
+        req.cwd = cwd.to_string();
+        let d = gate.decide(&req, &grants);
+        assert_eq!(d.outcome, Outcome::Deny, "{cmd}: {d:?}");
+        assert!(d.decided_by.rule().contains("startup"), "{cmd}: {:?}", d.decided_by);
+    }
+    // Writing an ordinary file next to them is not affected.
+    let mut req = env.request("echo x >> notes.txt");
+    req.cwd = home.clone();
+    assert_eq!(gate.decide(&req, &grants).outcome, Outcome::Allow);
+}
