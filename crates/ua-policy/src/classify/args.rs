@@ -2,6 +2,56 @@
 
 use crate::parse::Arg;
 
+/// Values of the options in `names`, as a getopt-style program reads them.
+/// A two-character name (`-o`) also matches `-oVALUE` and the end of a
+/// bundle (`-sLo VALUE`, `-do VALUE`); `--long` also matches
+/// `--long=VALUE`; any other single-dash name (`-out`, `-fprint`) matches
+/// exactly. Stops at `--`. Each value comes with whether it is dynamic.
+pub fn option_args<'a>(args: &'a [Arg], names: &[&str]) -> Vec<(&'a str, bool)> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < args.len() {
+        let t = args[i].text.as_str();
+        if t == "--" {
+            break;
+        }
+        let next = args.get(i + 1).map(|a| (a.text.as_str(), a.dynamic));
+        let dynamic = args[i].dynamic;
+        for n in names {
+            if t == *n {
+                out.extend(next);
+            } else if let Some(long) = n.strip_prefix("--") {
+                if let Some(v) =
+                    t.strip_prefix("--").and_then(|r| r.strip_prefix(long)).and_then(|r| r.strip_prefix('='))
+                {
+                    out.push((v, dynamic));
+                }
+            } else if n.len() == 2 && t.len() > 2 && t.starts_with('-') && !t.starts_with("--") {
+                let letter = &n[1..];
+                // The first occurrence of the letter in a bundle of letters:
+                // what follows it is its value, or the next word.
+                if let Some(k) = t[1..].find(letter)
+                    && t[1..1 + k].chars().all(|c| c.is_ascii_alphanumeric())
+                {
+                    let rest = &t[2 + k..];
+                    if rest.is_empty() {
+                        out.extend(next);
+                    } else if k == 0 {
+                        out.push((rest, dynamic));
+                    }
+                }
+            }
+        }
+        i += 1;
+    }
+    out
+}
+
+/// [`option_args`] without the dynamic flags.
+pub fn option_values<'a>(args: &'a [Arg], names: &[&str]) -> Vec<&'a str> {
+    option_args(args, names).into_iter().map(|(t, _)| t).collect()
+}
+
 /// Read-only helpers over the arguments after the program name.
 #[derive(Debug, Clone, Copy)]
 pub struct Args<'a>(pub &'a [Arg]);

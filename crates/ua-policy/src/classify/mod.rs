@@ -19,6 +19,7 @@
 //! ```
 
 pub mod args;
+pub mod code;
 pub mod effects;
 mod git;
 pub mod programs;

@@ -4,6 +4,7 @@
 //! classification corpus (`tests/fixtures/classify-corpus.txt`) and `tests.rs`.
 
 use super::args::Args;
+use super::code::{Inline, Lang, inline, inspect};
 use super::git;
 use crate::parse::Part;
 use crate::risk::Risk;
@@ -21,6 +22,13 @@ pub(crate) const fn v(risk: Risk, reason: &'static str) -> Verdict {
     Verdict { risk, reason }
 }
 
+impl Verdict {
+    /// At least Write: an editor evaluating code still writes files.
+    fn max_write(self) -> Verdict {
+        if self.risk < Risk::Write { v(Risk::Write, "editor: writes files and runs commands") } else { self }
+    }
+}
+
 const RO: Verdict = v(Risk::ReadOnly, "reads and prints");
 
 /// Pagers and programs that page on a terminal: the pager runs commands
@@ -35,15 +43,37 @@ fn pages(part: &Part, reason: &'static str) -> Verdict {
     if part.stdout_redirected || super::pager_disabled(part, vars) { RO } else { v(Risk::Write, reason) }
 }
 
-/// Inline code for interpreters: `python -c`, `perl -e`, `node -e`, …
-fn interpreter(a: Args<'_>, code_flags: &[&str]) -> Verdict {
-    if a.0.is_empty() {
-        return v(Risk::Write, "interpreter reads code from stdin");
+/// What reading code tells about its risk (see [`super::code`]): the
+/// network, then code that cannot be read, then deletion; otherwise it
+/// runs code that changes what it likes, which is Write. Shell commands it
+/// runs are walked as parts of their own.
+fn code_verdict(lang: Lang, code: &Inline) -> Verdict {
+    if code.dynamic {
+        return v(Risk::Destructive, "the code it runs is only known at run time");
     }
-    if a.0.iter().all(|x| matches!(x.text.as_str(), "--version" | "-V" | "-v" | "--help" | "-h")) {
+    let i = inspect(lang, &code.text);
+    if i.network {
+        v(Risk::Network, "its code uses the network")
+    } else if let Some(why) = i.hidden {
+        v(Risk::Destructive, why)
+    } else if i.deletes {
+        v(Risk::Destructive, "its code deletes files or ends processes")
+    } else {
+        v(Risk::Write, "runs inline code")
+    }
+}
+
+/// Interpreters: `python -c`, `perl -e`, `node -e`, a here-document, a
+/// script file, or stdin.
+fn interpreter(name: &str, part: &Part) -> Verdict {
+    let a = Args(part.args());
+    let Some(lang) = Lang::of(name) else { return v(Risk::Write, "runs a script") };
+    if a.0.iter().all(|x| matches!(x.text.as_str(), "--version" | "-V" | "-v" | "--help" | "-h")) && !a.0.is_empty() {
         return RO;
     }
-    if let Some(m) = a.value("-m", "") {
+    if lang == Lang::Python
+        && let Some(m) = a.value("-m", "")
+    {
         return match m {
             "http.server" | "SimpleHTTPServer" | "smtpd" | "ftplib" => {
                 v(Risk::Network, "serves or talks over the network")
@@ -56,29 +86,22 @@ fn interpreter(a: Args<'_>, code_flags: &[&str]) -> Verdict {
             _ => v(Risk::Write, "runs a module"),
         };
     }
-    if code_flags
-        .iter()
-        .any(|f| a.has(f) || a.0.iter().any(|x| x.text.len() > 2 && x.text.starts_with(f) && !x.text.starts_with("--")))
-    {
-        let code = a.joined();
-        let net = [
-            "socket",
-            "urllib",
-            "requests",
-            "http.client",
-            "fetch(",
-            "Net::",
-            "IO::Socket",
-            "open-uri",
-            "net/http",
-            "LWP",
-        ];
-        if net.iter().any(|n| code.contains(n)) {
-            return v(Risk::Network, "inline code uses the network");
-        }
-        return v(Risk::Write, "runs inline code");
+    // `php -S host:port` and `ruby -run -e httpd` serve files.
+    if name == "php" && a.value("-S", "").is_some() || name == "ruby" && a.has("-run") {
+        return v(Risk::Network, "serves files over the network");
     }
-    v(Risk::Write, "runs a script")
+    if let Some(code) = inline(name, lang, part.args()) {
+        return code_verdict(lang, &code);
+    }
+    if a.operands().iter().any(|o| o.text != "-") {
+        return v(Risk::Write, "runs a script");
+    }
+    match part.stdin_text() {
+        Some(text) => {
+            code_verdict(lang, &Inline { text: text.to_string(), dynamic: text.contains("$(") || text.contains('`') })
+        }
+        None => v(Risk::Destructive, "reads code from stdin, which cannot be read here"),
+    }
 }
 
 /// Terminal control sequences from echo/printf can spoof unixagent's own
@@ -106,8 +129,22 @@ fn sed(a: Args<'_>) -> Verdict {
         Some(e) => vec![e],
         None => a.operands().first().map(|x| vec![x.text.as_str()]).unwrap_or_default(),
     };
-    // `w FILE` writes, `e` and the s///e flag execute: all need more than read.
     for s in scripts {
+        for c in sed_commands(s) {
+            // `e` alone runs the pattern space as a command: the input
+            // decides what runs. `e CMD` is walked as a part of its own.
+            if c.trim() == "e" {
+                return v(Risk::Destructive, "sed runs its input as commands");
+            }
+            if let Some(body) = c.strip_prefix('s') {
+                let delim = body.chars().next().unwrap_or('/');
+                let flags = body[delim.len_utf8().min(body.len())..].splitn(3, delim).nth(2).unwrap_or("");
+                let flags = flags.split('w').next().unwrap_or("");
+                if flags.contains('e') {
+                    return v(Risk::Destructive, "sed runs the substituted text as a command");
+                }
+            }
+        }
         if sed_commands(s).any(|c| c.starts_with(['e', 'w', 'W'])) {
             return v(Risk::Write, "sed script writes files or runs commands");
         }
@@ -145,14 +182,22 @@ pub(crate) fn sed_commands(script: &str) -> impl Iterator<Item = &str> {
     })
 }
 
-fn awk(a: Args<'_>) -> Verdict {
+fn awk(name: &str, a: Args<'_>) -> Verdict {
+    if a.0
+        .iter()
+        .any(|x| x.text == "-l" || x.text.starts_with("--load") || x.text.starts_with("-l") && x.text.len() > 2)
+    {
+        return v(Risk::Destructive, "awk loads a native extension");
+    }
     if a.value("-f", "--file").is_some() || a.has("-i") || a.value("-i", "--include").is_some() {
         return v(Risk::Write, "runs an awk program file or extension");
     }
-    let code = a.operands().first().map(|x| x.text.clone()).unwrap_or_default();
-    if code.contains("/inet") {
-        return v(Risk::Network, "awk network special file");
+    let Some(code) = inline(name, Lang::Awk, a.0) else { return RO };
+    let verdict = code_verdict(Lang::Awk, &code);
+    if verdict.risk > Risk::Write {
+        return verdict;
     }
+    let code = code.text;
     let prints_away = code.split("print").skip(1).any(|seg| {
         let stmt = seg.split([';', '}']).next().unwrap_or("");
         stmt.contains('>') || stmt.contains('|')
@@ -327,7 +372,7 @@ pub fn rule(name: &str, part: &Part) -> Verdict {
             }
         }
         "sed" | "gsed" => sed(a),
-        "awk" | "gawk" | "mawk" | "nawk" => awk(a),
+        "awk" | "gawk" | "mawk" | "nawk" => awk(name, a),
         "find" => find(a),
         "hostname" => {
             if ops.is_empty() {
@@ -409,6 +454,9 @@ pub fn rule(name: &str, part: &Part) -> Verdict {
             }
         }
         // Editors run commands and write files.
+        "emacs" if inline(name, Lang::Lisp, part.args()).is_some() => {
+            inline(name, Lang::Lisp, part.args()).map_or(RO, |c| code_verdict(Lang::Lisp, &c).max_write())
+        }
         "vi" | "vim" | "nvim" | "view" | "vimdiff" | "nano" | "pico" | "emacs" | "ed" | "ex" | "joe" | "mcedit"
         | "micro" | "hx" | "helix" | "code" | "subl" | "kak" => {
             v(Risk::Write, "editor: writes files and runs commands")
@@ -429,13 +477,11 @@ pub fn rule(name: &str, part: &Part) -> Verdict {
             v(Risk::Write, "runs code or changes shell variables")
         }
         // Interpreters.
-        "python" | "python2" | "python3" => interpreter(a, &["-c"]),
-        "perl" | "ruby" => interpreter(a, &["-e", "-E"]),
-        "node" | "nodejs" | "deno" | "bun" => interpreter(a, &["-e", "--eval", "-p", "--print"]),
-        "php" => interpreter(a, &["-r"]),
-        "lua" | "luajit" | "Rscript" | "julia" | "tclsh" | "wish" | "osascript" | "pwsh" | "expect" => {
-            interpreter(a, &["-e", "-c", "--eval"])
+        "python" | "python2" | "python3" | "perl" | "ruby" | "node" | "nodejs" | "deno" | "bun" | "php" | "lua"
+        | "luajit" | "Rscript" | "julia" | "tclsh" | "wish" | "osascript" | "pwsh" | "powershell" | "expect" => {
+            interpreter(name, part)
         }
+        n if n.starts_with("python3.") => interpreter(name, part),
         // Files.
         "rm" | "shred" | "wipe" | "srm" | "unlink" => v(Risk::Destructive, "removes files"),
         "cp" | "mv" | "ln" | "mkdir" | "rmdir" | "touch" | "install" | "chmod" | "chown" | "chgrp" | "truncate"

@@ -80,6 +80,8 @@ pub struct Part {
     pub stdout_redirected: bool,
     /// Nesting of re-parsed strings (`sh -c`, `eval`, substitutions).
     pub depth: u8,
+    /// Literal text piped into this part (`echo 'print(1)' | python3`).
+    pub stdin: Option<String>,
 }
 
 /// A redirection.
@@ -127,6 +129,17 @@ impl Part {
     /// The arguments after the program.
     pub fn args(&self) -> &[Arg] {
         self.argv.get(1..).unwrap_or_default()
+    }
+
+    /// The text this part reads as its standard input when it is known:
+    /// a here-document or here-string, or literal text piped in.
+    pub fn stdin_text(&self) -> Option<&str> {
+        self.redirects
+            .iter()
+            .rev()
+            .find(|r| r.kind == RedirectKind::Inline && r.fd.is_none_or(|fd| fd == 0))
+            .map(|r| r.target.text.as_str())
+            .or(self.stdin.as_deref())
     }
 
     /// argv as one line of unquoted words, for patterns and display.

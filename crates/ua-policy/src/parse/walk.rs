@@ -21,6 +21,8 @@ pub(crate) struct Ctx {
     pub background: bool,
     pub stdout_piped: bool,
     pub depth: u8,
+    /// Literal text the previous pipeline stage prints into this one.
+    pub stdin: Option<String>,
 }
 
 /// Deepest parenthesis nesting the parser is given.
@@ -127,6 +129,7 @@ impl Walker {
             background: ctx.background,
             stdout_redirected,
             depth: ctx.depth,
+            stdin: ctx.stdin.clone(),
         });
     }
 
@@ -146,13 +149,16 @@ impl Walker {
     fn pipeline(&mut self, p: &ast::Pipeline, ctx: &Ctx) {
         let id = self.next_pipeline;
         self.next_pipeline += 1;
+        let mut printed: Option<String> = None;
         for (i, cmd) in p.seq.iter().enumerate() {
             let mut c = ctx.clone();
             c.pipes.push((id, u16::try_from(i).unwrap_or(u16::MAX)));
             c.stdout_piped |= i + 1 < p.seq.len();
+            c.stdin = printed.take();
             self.command(cmd, &c);
+            printed = printed_text(cmd);
             // `echo 'rm -rf /' | sh`: literal text piped into a shell is code.
-            if let (Some(code), Some(next)) = (printed_text(cmd), p.seq.get(i + 1))
+            if let (Some(code), Some(next)) = (printed.clone(), p.seq.get(i + 1))
                 && simple_words(next).is_some_and(|w| wrappers::reads_stdin_code(&w))
             {
                 let mut c = ctx.clone();
@@ -291,6 +297,7 @@ impl Walker {
         c.stdout_piped = false;
         c.wrappers.clear();
         c.assignments.clear();
+        c.stdin = None;
         self.script(body, &c);
     }
 

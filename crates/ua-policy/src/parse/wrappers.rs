@@ -298,10 +298,21 @@ pub(crate) fn exec(w: &mut Walker, argv: Vec<Arg>, redirects: Vec<Redirect>, ctx
         n if is_shell(n) => shell(w, &argv, redirects, ctx, n),
         n => {
             let code = code_in_options(n, args);
+            let stdin = redirects
+                .iter()
+                .rev()
+                .find(|r| r.kind == RedirectKind::Inline && r.fd.is_none_or(|fd| fd == 0))
+                .map(|r| r.target.text.clone())
+                .or_else(|| ctx.stdin.clone());
+            let commands = commands_in_code(n, args, stdin.as_deref());
             w.push(ctx, PartKind::Exec, argv.clone(), redirects);
             let c = with(ctx, format!("{n} option"), false);
             for text in code {
                 shell_string(w, &text, &c, vec![]);
+            }
+            let c = with(ctx, format!("{n} code"), false);
+            for text in commands {
+                shell_string(w, &Arg::literal(text), &c, vec![]);
             }
         }
     }
@@ -514,6 +525,89 @@ fn code_in_options(program: &str, args: &[Arg]) -> Vec<Arg> {
             }
         }
         _ => {}
+    }
+    out
+}
+
+/// Shell command lines that code in another language runs (`python3 -c
+/// 'os.system("…")'`, awk's `system()`, sed's `e`, `make --eval`, `script
+/// -c`, tmux and sqlite3 commands, a job piped into `at`). The code is read
+/// by [`crate::classify::code`]; what it cannot read, the classifier rates.
+fn commands_in_code(program: &str, args: &[Arg], stdin: Option<&str>) -> Vec<String> {
+    use crate::classify::args::{Args, option_values};
+    use crate::classify::code::{Lang, inline, inspect};
+    if let Some(lang) = Lang::of(program) {
+        let code = match inline(program, lang, args) {
+            Some(c) => Some(c.text),
+            // No code argument and no script: the program reads stdin.
+            None if Args(args).operands().iter().all(|o| o.text == "-") => stdin.map(str::to_string),
+            None => None,
+        };
+        return code.map(|c| inspect(lang, &c).commands).unwrap_or_default();
+    }
+    let a = Args(args);
+    match program {
+        "sed" | "gsed" => {
+            let scripts = option_values(args, &["-e", "--expression"]);
+            let scripts = if scripts.is_empty() {
+                a.operands().first().map(|o| vec![o.text.as_str()]).unwrap_or_default()
+            } else {
+                scripts
+            };
+            scripts
+                .into_iter()
+                .flat_map(crate::classify::programs::sed_commands)
+                .filter_map(|c| c.strip_prefix('e').map(str::trim).filter(|c| !c.is_empty()).map(str::to_string))
+                .collect()
+        }
+        "make" | "gmake" => option_values(args, &["--eval", "-E"]).into_iter().flat_map(make_recipes).collect(),
+        "script" => option_values(args, &["-c", "--command"]).into_iter().map(str::to_string).collect(),
+        "sqlite3" => args
+            .iter()
+            .filter_map(|x| {
+                x.text.trim_start().strip_prefix(".shell ").or_else(|| x.text.trim_start().strip_prefix(".system "))
+            })
+            .map(str::to_string)
+            .collect(),
+        "gdb" => option_values(args, &["-ex", "--eval-command", "-iex"])
+            .into_iter()
+            .filter_map(|c| c.strip_prefix("shell ").or_else(|| c.strip_prefix('!')))
+            .map(str::to_string)
+            .collect(),
+        "tmux" => {
+            let ops = a.operands();
+            match ops.first().map(|o| o.text.as_str()) {
+                Some(
+                    "new" | "new-session" | "new-window" | "neww" | "split-window" | "splitw" | "run-shell" | "run"
+                    | "respawn-pane" | "respawn-window" | "display-popup" | "popup",
+                ) => ops.get(1..).and_then(|o| o.last()).map(|o| vec![o.text.clone()]).unwrap_or_default(),
+                Some("send-keys" | "send") => {
+                    let keys: Vec<&str> =
+                        ops[1..].iter().map(|o| o.text.as_str()).filter(|k| *k != "Enter" && *k != "C-m").collect();
+                    if keys.is_empty() { Vec::new() } else { vec![keys.join(" ")] }
+                }
+                _ => Vec::new(),
+            }
+        }
+        "at" | "batch" => stdin.map(|s| vec![s.to_string()]).unwrap_or_default(),
+        _ => Vec::new(),
+    }
+}
+
+/// The recipe lines of makefile text (`x: ; cmd`, tab-indented lines).
+fn make_recipes(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let recipe = if let Some(r) = line.strip_prefix('\t') {
+            Some(r)
+        } else if line.contains(':') {
+            line.split_once(';').map(|(_, r)| r)
+        } else {
+            None
+        };
+        if let Some(r) = recipe.map(|r| r.trim().trim_start_matches(['@', '-', '+'])).filter(|r| !r.is_empty()) {
+            out.push(r.to_string());
+        }
     }
     out
 }
