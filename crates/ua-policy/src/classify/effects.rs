@@ -277,7 +277,8 @@ mod tests {
         assert_eq!(fx("curl -s https://user@Example.com:8443/x?y").hosts, ["example.com"]);
         assert_eq!(fx("scp f me@box.lan:/tmp").hosts, ["box.lan"]);
         assert_eq!(fx("ssh -p 22 git@github.com").hosts, ["github.com"]);
-        assert_eq!(fx("curl $URL").hosts, ["*"]);
+        // With URL unset, `curl` alone is read too: still an unknown host.
+        assert!(fx("curl $URL").hosts.iter().all(|h| h == "*"));
         assert_eq!(fx("cat < /dev/tcp/evil.com/80").hosts, ["evil.com"]);
     }
 

@@ -179,6 +179,23 @@ pub(crate) fn pager_disabled(part: &Part, vars: &[&str]) -> bool {
         .is_some_and(|(_, val)| !val.dynamic && pager_off(&val.text))
 }
 
+/// A program whose name is only known at run time (`$cmd -rf x`, `"$@"`,
+/// `sh -c "$X"`) could be any program, `rm` included: it is rated as the
+/// worst its words could do, which is at least Destructive, and Network
+/// when a word names another host. Names the walker can work out (`$(echo
+/// rm)`, `a=r; b=m; $a$b`) never get here.
+fn dynamic(part: &Part) -> (Risk, String) {
+    let names_host = part.args().iter().any(|a| {
+        let t = a.text.as_str();
+        t.contains("://") || !t.starts_with('-') && t.contains('@') && t.contains(':')
+    });
+    if names_host {
+        (Risk::Network, "the program is only known at run time, and its arguments name another host".into())
+    } else {
+        (Risk::Destructive, "the program is only known at run time: it could be any program, rm included".into())
+    }
+}
+
 /// Classifies one part on its own (the deny list looks across parts).
 pub fn classify_part(part: &Part) -> PartRisk {
     let fx = effects::effects(part);
@@ -193,7 +210,7 @@ pub fn classify_part(part: &Part) -> PartRisk {
         PartKind::FunctionDef(_) => (Risk::Write, "defines a function in the live shell".into()),
         PartKind::Assignment => (Risk::Write, "sets a variable in the live shell".into()),
         PartKind::Redirection => (Risk::ReadOnly, "redirection only".into()),
-        PartKind::Dynamic => (Risk::Write, "the program is only known at run time".into()),
+        PartKind::Dynamic => dynamic(part),
         PartKind::Unparseable(e) => (Risk::Write, format!("cannot be parsed ({e})")),
     };
     let mut raise = |to: Risk, why: &str| {

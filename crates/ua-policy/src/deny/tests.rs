@@ -34,6 +34,7 @@ fn a_relative_path_after_cd_is_resolved() {
     assert_eq!(rule("cd ~/.config && rm -rf unixagent"), Some("unixagent-config-write"));
     // A `cd` into an unknown place makes later relative paths unknown, not root.
     assert_eq!(rule("cd / && cd \"$D\" && rm -rf *"), None);
+    assert_eq!(rule("cd / && D=$(mktemp -d) && cd \"$D\" && rm -rf *"), None);
 }
 
 #[test]

@@ -9,6 +9,7 @@
 //! Write: failing closed is the point.
 
 mod printed;
+mod vars;
 mod walk;
 pub mod word;
 mod wrappers;
@@ -157,8 +158,8 @@ impl Part {
 /// Parses shell text. Never fails: what cannot be parsed becomes an
 /// [`PartKind::Unparseable`] part.
 pub fn parse(source: &str) -> Parsed {
-    let mut w = walk::Walker::default();
-    w.script(source, &walk::Ctx::default());
+    let mut w = walk::Walker::new(source);
+    w.script(source, &walk::Ctx { straight: true, ..walk::Ctx::default() });
     Parsed { source: source.to_string(), parts: w.parts }
 }
 

@@ -106,8 +106,10 @@ fn ifs_and_quotes_do_not_hide_the_program() {
 
 #[test]
 fn dynamic_command_names_are_dynamic() {
-    assert_eq!(kinds("$cmd -rf /"), [PartKind::Dynamic]);
-    assert!(kinds("$(echo rm) x").contains(&PartKind::Dynamic));
+    assert!(kinds("$cmd -rf /").contains(&PartKind::Dynamic));
+    assert!(kinds("$(curl x) -rf /").contains(&PartKind::Dynamic));
+    // What a literal echo prints is known.
+    assert!(progs("$(echo rm) x").contains(&"rm x".to_string()));
 }
 
 #[test]
@@ -197,4 +199,50 @@ fn double_parentheses_are_also_read_as_subshells() {
     // Substitutions inside arithmetic are found.
     let p = parse("(( x = $(id -u) ))");
     assert!(p.parts.iter().any(|x| x.line() == "id -u"), "{:?}", p.parts);
+}
+
+#[test]
+fn variables_the_line_sets_are_resolved() {
+    assert!(progs("a=r;b=m;$a$b -rf x").contains(&"rm -rf x".to_string()));
+    assert!(progs("set -- rm -rf x; \"$@\"").contains(&"rm -rf x".to_string()));
+    assert!(progs("arr=(rm -rf x); \"${arr[@]}\"").contains(&"rm -rf x".to_string()));
+    assert!(progs("IFS=,;c=rm,-rf,x;$c").contains(&"rm -rf x".to_string()));
+    assert!(progs("c='rm -rf x'; \"$c\"").contains(&"rm -rf x".to_string()));
+    // Quoted, the value stays one word: the program is `rm -rf x`, not rm.
+    assert!(!progs("c='rm -rf x'; \"$c\"").contains(&"rm -rf".to_string()));
+    // A subshell's assignments end with it.
+    assert_eq!(kinds("(a=rm); $a -rf x").iter().filter(|k| **k == PartKind::Dynamic).count(), 1);
+}
+
+#[test]
+fn values_that_may_differ_are_not_trusted() {
+    // Set twice, in a branch, or in a loop body that runs again.
+    for src in [
+        "x=ls; x=rm; $x -rf y",
+        "x=ls; if c; then x=rm; fi; $x -rf y",
+        "x=ls; while :; do $x -rf y; x=rm; done",
+        "x=ls && $x -rf y; read x",
+    ] {
+        assert!(kinds(src).contains(&PartKind::Dynamic), "{src}: {:?}", progs(src));
+        assert!(!progs(src).contains(&"ls -rf y".to_string()), "{src}: {:?}", progs(src));
+    }
+}
+
+#[test]
+fn another_shell_sees_only_exported_values() {
+    // `a` is not exported: in the inner shell it is unset, so the inner
+    // command runs `rm`.
+    assert!(progs("a=ls; sh -c '$a rm -rf /'").contains(&"rm -rf /".to_string()));
+    assert!(progs("export a=rm; sh -c '$a -rf /'").contains(&"rm -rf /".to_string()));
+}
+
+#[test]
+fn variables_nothing_sets_are_also_read_as_empty() {
+    assert!(progs("r${EMPTY}m -rf x").contains(&"rm -rf x".to_string()));
+    assert!(progs("rm -rf \"$D\"/*").contains(&"rm -rf /*".to_string()));
+    // Unless the shell would stop (`:?`), or something sets them.
+    assert!(!progs("rm -rf \"${D:?}\"/*").contains(&"rm -rf /*".to_string()));
+    assert!(!progs("for D in a b; do rm -rf \"$D\"/*; done").contains(&"rm -rf /*".to_string()));
+    // Variables the shell itself always sets are not read as empty.
+    assert!(!progs("rm -rf \"$PWD\"/*").contains(&"rm -rf /*".to_string()));
 }

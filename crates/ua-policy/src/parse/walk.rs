@@ -1,6 +1,7 @@
 //! The recursive walk over brush-parser's AST.
 
-use super::word::{self, Arg};
+use super::vars::Vars;
+use super::word::{self, Arg, Unset};
 use super::{MAX_DEPTH, Part, PartKind, Redirect, RedirectKind, wrappers};
 use brush_parser::ast::{
     self, Command, CommandPrefixOrSuffixItem, CompoundCommand, CompoundList, ExtendedTestExpr, IoFileRedirectKind,
@@ -23,6 +24,9 @@ pub(crate) struct Ctx {
     pub depth: u8,
     /// Literal text the previous pipeline stage prints into this one.
     pub stdin: Option<String>,
+    /// Runs in straight-line code of the top-level shell: an assignment
+    /// here holds for everything after it (see [`Vars`]).
+    pub straight: bool,
 }
 
 /// Deepest parenthesis nesting the parser is given.
@@ -51,9 +55,19 @@ pub(crate) struct Walker {
     next_pipeline: u32,
     /// Aliases the command defines (`alias ll='rm -rf'`), by name.
     pub(crate) aliases: std::collections::HashMap<String, String>,
+    /// The command line's own variables.
+    pub(crate) vars: Vars,
+    /// Variables that nothing sets, met by [`Walker::word`] since the
+    /// current simple command began.
+    unset_seen: Vec<String>,
 }
 
 impl Walker {
+    /// A walker for the command line `source`.
+    pub fn new(source: &str) -> Walker {
+        Walker { vars: Vars::scan(source), ..Walker::default() }
+    }
+
     /// Parses and walks a whole script (the top level, or a re-parsed string).
     pub fn script(&mut self, src: &str, ctx: &Ctx) {
         if ctx.depth > MAX_DEPTH {
@@ -137,7 +151,10 @@ impl Walker {
         for item in &list.0 {
             let mut c = ctx.clone();
             c.background |= matches!(item.1, ast::SeparatorOperator::Async);
+            c.straight &= !c.background;
             self.pipeline(&item.0.first, &c);
+            // What follows `&&` or `||` may not run.
+            c.straight = false;
             for ao in &item.0.additional {
                 match ao {
                     ast::AndOr::And(p) | ast::AndOr::Or(p) => self.pipeline(p, &c),
@@ -155,6 +172,8 @@ impl Walker {
             c.pipes.push((id, u16::try_from(i).unwrap_or(u16::MAX)));
             c.stdout_piped |= i + 1 < p.seq.len();
             c.stdin = printed.take();
+            // Each stage of a pipeline runs in a subshell.
+            c.straight &= p.seq.len() == 1;
             self.command(cmd, &c);
             printed = printed_text(cmd);
             // `echo 'rm -rf /' | sh`: literal text piped into a shell is code.
@@ -165,7 +184,7 @@ impl Walker {
                 c.pipes.push((id, u16::try_from(i + 1).unwrap_or(u16::MAX)));
                 c.wrappers.push("sh stdin".into());
                 c.depth += 1;
-                self.script(&code, &c);
+                self.new_shell(&code, &c);
             }
         }
     }
@@ -182,6 +201,7 @@ impl Walker {
                 self.push(ctx, PartKind::FunctionDef(name.clone()), vec![], vec![]);
                 let mut c = ctx.clone();
                 c.in_function = Some(name);
+                c.straight = false;
                 // The body is walked as if it ran: defining `ls() { rm -rf ~; }`
                 // and calling `ls` is as bad as running the body.
                 self.compound(&f.body.0, &c);
@@ -210,6 +230,22 @@ impl Walker {
     }
 
     fn compound(&mut self, cc: &CompoundCommand, ctx: &Ctx) {
+        // Loops and branches may run their assignments any number of
+        // times, or none; a brace group runs its list once.
+        if let CompoundCommand::Subshell(sub) = cc {
+            // A subshell runs its list once; what it sets ends with it.
+            let saved = self.vars.save();
+            self.list(&sub.list, ctx);
+            self.vars.restore(saved);
+            return;
+        }
+        let branching;
+        let ctx = if ctx.straight && !matches!(cc, CompoundCommand::BraceGroup(_)) {
+            branching = Ctx { straight: false, ..ctx.clone() };
+            &branching
+        } else {
+            ctx
+        };
         match cc {
             CompoundCommand::Arithmetic(a) => {
                 self.arith(&a.expr.value, ctx);
@@ -277,11 +313,23 @@ impl Walker {
 
     /// Resolves a word, walking any substitutions in it, and returns its fields.
     pub(crate) fn word(&mut self, raw: &str, ctx: &Ctx) -> Vec<Arg> {
-        let r = word::resolve(raw);
+        let r = word::resolve_in(raw, &self.vars, Unset::Unknown);
+        self.unset_seen.extend(r.unset);
         for s in &r.substitutions {
             self.substitution(s, false, ctx);
         }
         r.fields
+    }
+
+    /// Walks `code` as the script of another shell (`sh -c`, a shell
+    /// reading a pipe): it starts with none of this line's values known and
+    /// its assignments end with it.
+    pub(crate) fn new_shell(&mut self, code: &str, ctx: &Ctx) {
+        let saved = self.vars.save();
+        self.vars.forget_values();
+        let c = Ctx { straight: true, ..ctx.clone() };
+        self.script(code, &c);
+        self.vars.restore(saved);
     }
 
     /// Walks the body of `$(…)`, `<(…)` or `>(…)`. `feeds_code` is set when its
@@ -298,7 +346,12 @@ impl Walker {
         c.wrappers.clear();
         c.assignments.clear();
         c.stdin = None;
+        // A subshell sees this shell's values; its own assignments hold
+        // until it ends.
+        c.straight = true;
+        let saved = self.vars.save();
         self.script(body, &c);
+        self.vars.restore(saved);
     }
 
     fn simple(&mut self, sc: &ast::SimpleCommand, ctx: &Ctx) {
@@ -335,11 +388,18 @@ impl Walker {
         } else {
             ctx
         };
+        let unset_mark = self.unset_seen.len();
+        // The raw words of argv, for reading them again with unset
+        // variables empty.
+        let mut raw_words: Vec<&str> = Vec::new();
+        // Bare assignments, with their values when literal.
+        let mut bare: Vec<(String, Option<Vec<String>>)> = Vec::new();
         let mut name_done = false;
         for (i, item) in items.iter().enumerate() {
             if i == name_pos && !name_done {
                 if let Some(w) = &sc.word_or_name {
                     argv.extend(self.word(&w.value, ctx_for_words));
+                    raw_words.push(&w.value);
                 }
                 name_done = true;
             }
@@ -349,16 +409,33 @@ impl Walker {
                         redirects.push(r);
                     }
                 }
-                CommandPrefixOrSuffixItem::Word(w) => argv.extend(self.word(&w.value, ctx_for_words)),
+                CommandPrefixOrSuffixItem::Word(w) => {
+                    argv.extend(self.word(&w.value, ctx_for_words));
+                    raw_words.push(&w.value);
+                }
                 CommandPrefixOrSuffixItem::AssignmentWord(a, w) => {
                     if i < name_pos {
                         let value = assignment_value(&w.value);
                         let fields = self.word(&value, ctx_for_words);
+                        let literal = match &a.value {
+                            ast::AssignmentValue::Array(elems) => {
+                                let mut all = Vec::new();
+                                for (_, e) in elems {
+                                    all.extend(self.word(&e.value, ctx_for_words));
+                                }
+                                (!a.append && all.iter().all(|f| !f.dynamic))
+                                    .then(|| all.into_iter().map(|f| f.text).collect())
+                            }
+                            ast::AssignmentValue::Scalar(_) => (!a.append && fields.iter().all(|f| !f.dynamic))
+                                .then(|| vec![fields.iter().map(|f| f.text.as_str()).collect::<Vec<_>>().join(" ")]),
+                        };
                         let v = fields.into_iter().next().unwrap_or_else(|| Arg::literal(""));
+                        bare.push((assignment_name(a), literal));
                         assigns.push((assignment_name(a), v));
                     } else {
                         // After the name (`export PATH=…`, `declare x=1`): an argument.
                         argv.extend(self.word(&w.value, ctx_for_words));
+                        raw_words.push(&w.value);
                     }
                 }
                 CommandPrefixOrSuffixItem::ProcessSubstitution(kind, sub) => {
@@ -371,7 +448,9 @@ impl Walker {
         }
         if !name_done && let Some(w) = &sc.word_or_name {
             argv.extend(self.word(&w.value, ctx_for_words));
+            raw_words.push(&w.value);
         }
+        let unset = self.unset_seen.split_off(unset_mark);
         // Process substitutions feed code when the program is a shell or
         // `source`: `bash <(curl …)`.
         for body in proc_subs {
@@ -387,9 +466,78 @@ impl Walker {
         if argv.is_empty() {
             let kind = if c.assignments.is_empty() { PartKind::Redirection } else { PartKind::Assignment };
             self.push(&c, kind, argv, redirects);
+            for (name, value) in bare {
+                self.vars.assign(&name, value, ctx.straight);
+            }
             return;
         }
-        wrappers::exec(self, argv, redirects, &c);
+        self.shell_variables(&argv, ctx.straight);
+        // `rm -rf "$D"/*` with nothing setting D: read it as the shell
+        // would if the environment does not set it either.
+        let alternative = (!unset.is_empty()).then(|| self.if_unset(&raw_words)).flatten();
+        wrappers::exec(self, argv.clone(), redirects.clone(), &c);
+        if let Some(alt) = alternative
+            && alt.iter().map(|a| &a.text).ne(argv.iter().map(|a| &a.text))
+        {
+            let mut c = c;
+            c.wrappers.push(format!("if ${} is unset", unset[0]));
+            wrappers::exec(self, alt, redirects, &c);
+        }
+    }
+
+    /// argv read again with variables that nothing sets taken as empty;
+    /// `None` when the shell would stop there (`${D:?}`).
+    fn if_unset(&self, raw_words: &[&str]) -> Option<Vec<Arg>> {
+        let mut argv = Vec::new();
+        for raw in raw_words {
+            let r = word::resolve_in(raw, &self.vars, Unset::Empty);
+            if r.aborts {
+                return None;
+            }
+            argv.extend(r.fields);
+        }
+        Some(argv)
+    }
+
+    /// Builtins that set the shell's own variables: `export`/`declare`
+    /// `NAME=value`, `unset NAME`, `set -- ARGS`.
+    fn shell_variables(&mut self, argv: &[Arg], straight: bool) {
+        let Some((first, args)) = argv.split_first() else { return };
+        match first.text.as_str() {
+            "export" | "declare" | "typeset" | "local" | "readonly" => {
+                let exports =
+                    first.text == "export" || args.iter().any(|a| a.text.starts_with('-') && a.text.contains('x'));
+                for a in args {
+                    if let Some((name, value)) = a.text.split_once('=') {
+                        let literal = (!a.dynamic && !name.ends_with('+')).then(|| vec![value.to_string()]);
+                        let name = name.trim_end_matches('+');
+                        if exports {
+                            self.vars.export(name, literal, straight);
+                        } else {
+                            self.vars.assign(name, literal, straight);
+                        }
+                    }
+                }
+            }
+            "unset" => {
+                for a in args.iter().filter(|a| !a.text.starts_with('-')) {
+                    self.vars.unset(&a.text, straight);
+                }
+            }
+            "set" => {
+                let rest = match args.first().map(|a| a.text.as_str()) {
+                    Some("--") => Some(&args[1..]),
+                    Some(t) if !t.starts_with(['-', '+']) => Some(args),
+                    _ => None,
+                };
+                if let Some(rest) = rest {
+                    let literal =
+                        rest.iter().all(|a| !a.dynamic).then(|| rest.iter().map(|a| a.text.clone()).collect());
+                    self.vars.set_positional(literal, straight);
+                }
+            }
+            _ => {}
+        }
     }
 
     fn redirect(&mut self, r: &IoRedirect, ctx: &Ctx) -> Option<Redirect> {
@@ -455,6 +603,26 @@ fn simple_words(cmd: &Command) -> Option<Vec<Arg>> {
         out.extend(word::resolve(raw).fields);
     }
     Some(out)
+}
+
+/// What the substitution `$(body)` prints when that is known without
+/// running anything: literal `echo`/`printf` output, or the program that
+/// `which`, `command -v` and `type -P` look up.
+pub(crate) fn literal_output(body: &str) -> Option<String> {
+    let mut parser = Parser::new(std::io::Cursor::new(body.as_bytes()), &ParserOptions::default());
+    let program = parser.parse_program().ok()?;
+    let cmd = lone_command(&program)?;
+    if let Some(text) = printed_text(cmd) {
+        return Some(text);
+    }
+    let words = simple_words(cmd)?;
+    let texts: Vec<&str> = words.iter().map(|w| w.text.as_str()).collect();
+    let name = match texts.as_slice() {
+        ["which", n] | ["command", "-v", n] | ["type", "-P" | "-p", n] => *n,
+        _ => return None,
+    };
+    let literal = words.iter().all(|w| !w.dynamic) && !name.contains('/') && !name.is_empty();
+    literal.then(|| name.to_string())
 }
 
 /// The one command a script consists of, if it is one.

@@ -9,7 +9,8 @@
 
 use brush_parser::ParserOptions;
 use brush_parser::word::{
-    self, BraceExpressionMember, BraceExpressionOrText, Parameter, ParameterExpr, WordPiece, WordPieceWithSource,
+    self, BraceExpressionMember, BraceExpressionOrText, Parameter, ParameterExpr, ParameterTestType, SpecialParameter,
+    WordPiece, WordPieceWithSource,
 };
 use serde::Serialize;
 
@@ -40,31 +41,104 @@ pub struct Resolved {
     pub fields: Vec<Arg>,
     /// Bodies of `$(…)` and backquote substitutions, to be parsed again.
     pub substitutions: Vec<String>,
+    /// Variables the word uses that nothing in the command line sets.
+    pub unset: Vec<String>,
+    /// `${x:?}` of a variable taken as unset: the shell would stop here.
+    pub aborts: bool,
+}
+
+/// What a variable holds, as far as the command line itself tells.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Var {
+    /// Set by the command line to these elements (one for a scalar).
+    Value(Vec<String>),
+    /// Never set by the command line: empty unless the environment sets it.
+    Unset,
+    /// Set somewhere in a way the walk cannot follow, or by the shell.
+    Unknown,
+}
+
+/// What the walk knows while it resolves words: variables the command line
+/// set before this word, and what a substitution prints when that needs no
+/// running (`$(echo rm)`, `$(which rm)`).
+pub trait Known {
+    /// A variable by name.
+    fn var(&self, name: &str) -> Var;
+    /// The positional parameters (`set -- a b` earlier in the line).
+    fn positional(&self) -> Var;
+    /// What the substitution `$(body)` prints, when known.
+    fn output(&self, body: &str) -> Option<String>;
+    /// `IFS`, when the command line set it.
+    fn ifs(&self) -> Option<&str>;
+}
+
+/// Knows nothing: every variable and substitution is only known at run
+/// time (apart from `$HOME` and `$IFS`, which are the same everywhere).
+#[derive(Debug)]
+pub struct Nothing;
+
+impl Known for Nothing {
+    fn var(&self, _: &str) -> Var {
+        Var::Unknown
+    }
+    fn positional(&self) -> Var {
+        Var::Unknown
+    }
+    fn output(&self, _: &str) -> Option<String> {
+        None
+    }
+    fn ifs(&self) -> Option<&str> {
+        None
+    }
+}
+
+/// How variables that nothing sets are read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unset {
+    /// As unknown values (dynamic).
+    Unknown,
+    /// As empty, the value they have when the environment does not set
+    /// them either.
+    Empty,
+}
+
+struct Cx<'a> {
+    raw: &'a str,
+    known: &'a dyn Known,
+    unset: Unset,
 }
 
 /// Most words one brace expansion may become before the word is treated as
 /// unknowable instead (`{1..100000}`).
 const MAX_BRACE_WORDS: usize = 256;
 
-/// Resolves a raw word from the parser.
+/// Resolves a raw word from the parser, knowing nothing about variables.
 pub fn resolve(raw: &str) -> Resolved {
+    resolve_in(raw, &Nothing, Unset::Unknown)
+}
+
+/// Resolves a raw word with what the command line tells about variables
+/// and substitutions.
+pub fn resolve_in(raw: &str, known: &dyn Known, unset: Unset) -> Resolved {
     // bash, zsh and fish expand braces before anything else, so each
     // resulting word is resolved on its own. (dash does not; reading more
     // words than it would run can only add to what is checked.)
     match braces(raw) {
-        Braces::None => resolve_one(raw),
+        Braces::None => resolve_one(raw, known, unset),
         Braces::Words(words) => {
             let mut out = Resolved::default();
             // An empty result is no word at all: `rm {/,}` is `rm /`.
             for w in words.iter().filter(|w| !w.is_empty()) {
-                let r = resolve_one(w);
+                let r = resolve_one(w, known, unset);
                 out.fields.extend(r.fields);
                 out.substitutions.extend(r.substitutions);
+                out.unset.extend(r.unset);
+                out.aborts |= r.aborts;
             }
             out
         }
         Braces::TooMany => {
-            let mut out = resolve_one(raw);
+            let mut out = resolve_one(raw, known, unset);
             for f in &mut out.fields {
                 f.dynamic = true;
             }
@@ -149,13 +223,16 @@ fn sequence(start: i64, end: i64, increment: i64) -> Option<Vec<i64>> {
 }
 
 /// Resolves one word after brace expansion.
-fn resolve_one(raw: &str) -> Resolved {
+fn resolve_one(raw: &str, known: &dyn Known, unset: Unset) -> Resolved {
     let mut out = Resolved::default();
     let mut cur = Arg::literal("");
+    let cx = Cx { raw, known, unset };
+    let mut quoted = false;
     match word::parse(raw, &ParserOptions::default()) {
         Ok(pieces) => {
             for p in &pieces {
-                piece(raw, p, false, &mut cur, &mut out);
+                quoted |= !matches!(p.piece, WordPiece::Text(_) | WordPiece::ParameterExpansion(_));
+                piece(&cx, p, false, &mut cur, &mut out);
             }
         }
         Err(_) => {
@@ -166,7 +243,11 @@ fn resolve_one(raw: &str) -> Resolved {
             out.substitutions.extend(embedded_substitutions(raw));
         }
     }
-    out.fields.push(cur);
+    // An unquoted expansion of nothing is no word at all (`$EMPTY x` runs
+    // `x`); a quoted one is an empty word.
+    if !(cur.text.is_empty() && !cur.dynamic && !quoted && out.fields.is_empty() && raw.contains('$')) {
+        out.fields.push(cur);
+    }
     // `${IFS}` at the start or end produces empty fields that the shell drops.
     if out.fields.len() > 1 {
         out.fields.retain(|f| !f.text.is_empty() || f.dynamic);
@@ -174,7 +255,45 @@ fn resolve_one(raw: &str) -> Resolved {
     out
 }
 
-fn piece(raw: &str, p: &WordPieceWithSource, quoted: bool, cur: &mut Arg, out: &mut Resolved) {
+/// Appends an expansion's value to the word: as is inside double quotes;
+/// split into fields by IFS outside them (`c=rm,-rf,x; IFS=,; $c`).
+fn push_value(cx: &Cx<'_>, value: &str, quoted: bool, cur: &mut Arg, out: &mut Resolved) {
+    if quoted {
+        cur.text.push_str(value);
+        return;
+    }
+    if value.contains(['*', '?', '[']) {
+        cur.glob = true;
+    }
+    let ifs = cx.known.ifs().unwrap_or(" \t\n");
+    let mut pieces = value.split(|c| ifs.contains(c)).peekable();
+    while let Some(p) = pieces.next() {
+        cur.text.push_str(p);
+        if pieces.peek().is_some() && !cur.text.is_empty() {
+            let done = std::mem::replace(cur, Arg::literal(""));
+            out.fields.push(done);
+        }
+    }
+}
+
+/// Appends the elements of an array or of `"$@"`: separate fields in
+/// `"${a[@]}"` and `"$@"`, joined by a space in `"${a[*]}"`, split by IFS
+/// when unquoted.
+fn push_elements(cx: &Cx<'_>, elems: &[String], separate: bool, quoted: bool, cur: &mut Arg, out: &mut Resolved) {
+    if quoted && !separate {
+        cur.text.push_str(&elems.join(" "));
+        return;
+    }
+    for (k, e) in elems.iter().enumerate() {
+        if k > 0 && (quoted || !cur.text.is_empty()) {
+            let done = std::mem::replace(cur, Arg::literal(""));
+            out.fields.push(done);
+        }
+        push_value(cx, e, quoted, cur, out);
+    }
+}
+
+fn piece(cx: &Cx<'_>, p: &WordPieceWithSource, quoted: bool, cur: &mut Arg, out: &mut Resolved) {
     match &p.piece {
         WordPiece::Text(t) => {
             if !quoted && t.contains(['*', '?', '[']) {
@@ -187,12 +306,19 @@ fn piece(raw: &str, p: &WordPieceWithSource, quoted: bool, cur: &mut Arg, out: &
         WordPiece::EscapeSequence(t) => cur.text.push_str(t.strip_prefix('\\').unwrap_or(t)),
         WordPiece::DoubleQuotedSequence(inner) | WordPiece::GettextDoubleQuotedSequence(inner) => {
             for q in inner {
-                piece(raw, q, true, cur, out);
+                piece(cx, q, true, cur, out);
             }
         }
         WordPiece::TildeExpansion(_) => cur.text.push('~'),
-        WordPiece::ParameterExpansion(expr) => parameter(raw, p, expr, quoted, cur, out),
+        WordPiece::ParameterExpansion(expr) => parameter(cx, p, expr, quoted, cur, out),
         WordPiece::CommandSubstitution(s) | WordPiece::BackquotedCommandSubstitution(s) => {
+            // `$(echo rm)` prints `rm` wherever it runs; the shell drops the
+            // trailing newlines. The body is still walked.
+            if let Some(printed) = cx.known.output(s) {
+                push_value(cx, printed.trim_end_matches('\n'), quoted, cur, out);
+                out.substitutions.push(s.clone());
+                return;
+            }
             cur.dynamic = true;
             cur.text.push_str("$(");
             cur.text.push_str(s);
@@ -201,15 +327,82 @@ fn piece(raw: &str, p: &WordPieceWithSource, quoted: bool, cur: &mut Arg, out: &
         }
         WordPiece::ArithmeticExpression(e) => {
             cur.dynamic = true;
-            cur.text.push_str(source_of(raw, p));
+            cur.text.push_str(source_of(cx.raw, p));
             // Arithmetic can hide substitutions: `$(( $(cmd) ))`.
             out.substitutions.extend(embedded_substitutions(&e.value));
         }
     }
 }
 
+/// Variables the shell sets itself: never "unset" in the sense that an
+/// empty value would be expected.
+const SHELL_SET: &[&str] = &[
+    "PWD",
+    "OLDPWD",
+    "USER",
+    "LOGNAME",
+    "SHELL",
+    "PATH",
+    "HOSTNAME",
+    "HOSTTYPE",
+    "OSTYPE",
+    "MACHTYPE",
+    "UID",
+    "EUID",
+    "PPID",
+    "RANDOM",
+    "SRANDOM",
+    "SECONDS",
+    "EPOCHSECONDS",
+    "EPOCHREALTIME",
+    "LINENO",
+    "BASH",
+    "BASHPID",
+    "BASH_VERSION",
+    "BASH_SOURCE",
+    "FUNCNAME",
+    "SHLVL",
+    "TERM",
+    "LANG",
+    "COLUMNS",
+    "LINES",
+    "GROUPS",
+    "PIPESTATUS",
+    "REPLY",
+    "OPTARG",
+    "OPTIND",
+    "ZSH_VERSION",
+    "UNIXAGENT_SESSION",
+    "UNIXAGENT_JOURNAL",
+];
+
+fn lookup(cx: &Cx<'_>, param: &Parameter) -> (Var, bool) {
+    match param {
+        Parameter::Named(n) if SHELL_SET.contains(&n.as_str()) => (Var::Unknown, false),
+        Parameter::Named(n) => match cx.known.var(n) {
+            // `$arr` is the first element.
+            Var::Value(v) => (Var::Value(v.into_iter().take(1).collect()), false),
+            other => (other, false),
+        },
+        Parameter::NamedWithAllIndices { name, concatenate } => (cx.known.var(name), !concatenate),
+        Parameter::NamedWithIndex { name, index } => match (cx.known.var(name), index.parse::<usize>()) {
+            (Var::Value(v), Ok(k)) => (Var::Value(v.get(k).cloned().into_iter().collect()), false),
+            (Var::Value(_), Err(_)) => (Var::Unknown, false),
+            (other, _) => (other, false),
+        },
+        Parameter::Positional(k) if *k > 0 => match cx.known.positional() {
+            Var::Value(v) => (Var::Value(v.get(*k as usize - 1).cloned().into_iter().collect()), false),
+            other => (other, false),
+        },
+        Parameter::Special(SpecialParameter::AllPositionalParameters { concatenate }) => {
+            (cx.known.positional(), !concatenate)
+        }
+        _ => (Var::Unknown, false),
+    }
+}
+
 fn parameter(
-    raw: &str,
+    cx: &Cx<'_>,
     p: &WordPieceWithSource,
     expr: &ParameterExpr,
     quoted: bool,
@@ -232,11 +425,70 @@ fn parameter(
             _ => {}
         }
     }
-    let src = source_of(raw, p);
-    cur.dynamic = true;
-    cur.text.push_str(src);
-    // `${x:-$(cmd)}` runs cmd: look inside default/alternative values.
-    out.substitutions.extend(embedded_substitutions(src));
+    let unknown = |cur: &mut Arg, out: &mut Resolved| {
+        let src = source_of(cx.raw, p);
+        cur.dynamic = true;
+        cur.text.push_str(src);
+        // `${x:-$(cmd)}` runs cmd: look inside default/alternative values.
+        out.substitutions.extend(embedded_substitutions(src));
+    };
+    // A word inside the expansion (a default or alternative value).
+    let inner = |text: &Option<String>, cur: &mut Arg, out: &mut Resolved| {
+        let r = resolve_one(text.as_deref().unwrap_or(""), cx.known, cx.unset);
+        let mut fields = r.fields.into_iter();
+        if let Some(first) = fields.next() {
+            cur.text.push_str(&first.text);
+            cur.dynamic |= first.dynamic;
+            cur.glob |= first.glob;
+        }
+        for f in fields {
+            out.fields.push(std::mem::replace(cur, f));
+        }
+        out.substitutions.extend(r.substitutions);
+        out.unset.extend(r.unset);
+    };
+    let (parameter, indirect) = match expr {
+        ParameterExpr::Parameter { parameter, indirect }
+        | ParameterExpr::UseDefaultValues { parameter, indirect, .. }
+        | ParameterExpr::AssignDefaultValues { parameter, indirect, .. }
+        | ParameterExpr::IndicateErrorIfNullOrUnset { parameter, indirect, .. }
+        | ParameterExpr::UseAlternativeValue { parameter, indirect, .. } => (parameter, *indirect),
+        _ => return unknown(cur, out),
+    };
+    if indirect {
+        return unknown(cur, out);
+    }
+    let (var, separate) = lookup(cx, parameter);
+    let name = parameter.to_string();
+    let var = match var {
+        Var::Unset => {
+            out.unset.push(name.trim_start_matches("${").trim_start_matches('$').trim_end_matches('}').to_string());
+            if cx.unset == Unset::Empty { Var::Value(Vec::new()) } else { Var::Unknown }
+        }
+        v => v,
+    };
+    let Var::Value(elems) = var else { return unknown(cur, out) };
+    let empty = elems.iter().all(String::is_empty);
+    let null_tests = |t: &ParameterTestType| matches!(t, ParameterTestType::UnsetOrNull);
+    match expr {
+        ParameterExpr::UseDefaultValues { test_type, default_value, .. }
+        | ParameterExpr::AssignDefaultValues { test_type, default_value, .. }
+            if elems.is_empty() || empty && null_tests(test_type) =>
+        {
+            inner(default_value, cur, out)
+        }
+        ParameterExpr::UseAlternativeValue { test_type, alternative_value, .. } => {
+            if !(elems.is_empty() || empty && null_tests(test_type)) {
+                inner(alternative_value, cur, out);
+            }
+        }
+        ParameterExpr::IndicateErrorIfNullOrUnset { test_type, .. }
+            if elems.is_empty() || empty && null_tests(test_type) =>
+        {
+            out.aborts = true;
+        }
+        _ => push_elements(cx, &elems, separate, quoted, cur, out),
+    }
 }
 
 /// Decodes the body of `$'…'` the way bash does, so `$'\x72\x6d'` is `rm`.

@@ -691,7 +691,10 @@ fn shell_string(w: &mut Walker, s: &Arg, ctx: &Ctx, redirects: Vec<Redirect>) {
         // contain `$(curl …)`), and record that unknown code runs.
         w.push(&c, PartKind::Dynamic, vec![s.clone()], vec![]);
     }
-    w.script(&s.text, &c);
+    // `eval`, `trap` and aliases run in this shell, but treating every
+    // string as another shell only hides values, which can only make the
+    // walk see less as known (and rate it higher).
+    w.new_shell(&s.text, &c);
 }
 
 fn env(w: &mut Walker, argv: &[Arg], redirects: Vec<Redirect>, ctx: &Ctx) {

