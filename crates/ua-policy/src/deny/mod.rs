@@ -56,9 +56,13 @@ pub fn check(parsed: &Parsed, risks: &[PartRisk]) -> Option<DenyMatch> {
     for rule in RULES {
         for i in 0..parsed.parts.len() {
             if (rule.test)(&scope, i) {
-                let line = parsed.parts[i].line();
+                let part = &parsed.parts[i];
+                let line = part.line();
                 let shown = if line.is_empty() { parsed.source.clone() } else { line };
-                return Some(DenyMatch { rule: rule.id, reason: format!("{} (`{}`)", rule.what, shown) });
+                // `rm -rf /*` read from `rm -rf "$D"/*`: say when.
+                let when =
+                    part.wrappers.iter().find(|w| w.starts_with("if $")).map_or(String::new(), |w| format!(" {w}"));
+                return Some(DenyMatch { rule: rule.id, reason: format!("{} (`{shown}`{when})", rule.what) });
             }
         }
     }

