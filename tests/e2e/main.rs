@@ -13,6 +13,7 @@ mod capture;
 mod cli;
 mod dash_c;
 mod proxy;
+mod servers;
 mod shells;
 mod support;
 mod transparency;

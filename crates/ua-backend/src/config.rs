@@ -68,7 +68,8 @@ pub struct BackendConfig {
     pub api_key_env: Option<String>,
     /// A command printing the key, run once (wins over `api_key_env`).
     pub api_key_cmd: Option<String>,
-    /// The output limit per response.
+    /// The output limit per response; default 8192, or a quarter of the
+    /// context window if that is less.
     pub max_tokens: Option<u32>,
     /// Overrides the built-in context window table for this model.
     pub context_window: Option<u64>,
@@ -76,7 +77,9 @@ pub struct BackendConfig {
     pub thinking_budget: Option<u32>,
 }
 
-/// Command-line overrides (`--backend`, `--model`).
+/// Command-line overrides (`--backend`, `--model`). Each wins over its
+/// environment variable (`UNIXAGENT_BACKEND`, `UNIXAGENT_MODEL`), which wins
+/// over config.toml.
 #[derive(Debug, Clone, Default)]
 pub struct Overrides {
     pub backend: Option<String>,
@@ -91,7 +94,9 @@ pub struct BackendSpec {
     pub model: String,
     pub base_url: String,
     pub key: KeySource,
-    pub max_tokens: u32,
+    /// `None`: the default, which depends on the context window (see
+    /// [`crate::limits::output_limit`]).
+    pub max_tokens: Option<u32>,
     pub context_window: Option<u64>,
     pub thinking_budget: Option<u32>,
 }
@@ -159,7 +164,8 @@ impl BackendSection {
     /// fallbacks in order.
     ///
     /// Precedence for the first: `--backend`, then `UNIXAGENT_BACKEND`, then
-    /// `default`. With none of those and no `[backend.NAME]` tables:
+    /// `default`; its model is `--model`, then `UNIXAGENT_MODEL`, then its
+    /// configured or built-in model. Fallbacks keep their own models. With none of those and no `[backend.NAME]` tables:
     /// anthropic if `ANTHROPIC_API_KEY` is set, else openai if
     /// `OPENAI_API_KEY` is set, else ollama if `ollama_answers()` says a
     /// server listens; else [`NO_BACKEND`] as the error.
@@ -199,8 +205,9 @@ impl BackendSection {
             }
         }
         let mut specs = names.iter().map(|n| self.spec(n, env)).collect::<Result<Vec<_>, _>>()?;
-        if let (Some(model), Some(first)) = (&overrides.model, specs.first_mut()) {
-            first.model = model.clone();
+        let model = overrides.model.clone().or_else(|| set(env, "UNIXAGENT_MODEL"));
+        if let (Some(model), Some(first)) = (model, specs.first_mut()) {
+            first.model = model;
         }
         Ok(specs)
     }
@@ -251,7 +258,7 @@ impl BackendSection {
             model: cfg.model.unwrap_or_else(|| defaults.model.to_owned()),
             base_url: base_url.trim_end_matches('/').to_owned(),
             key,
-            max_tokens: cfg.max_tokens.unwrap_or(8192),
+            max_tokens: cfg.max_tokens,
             context_window: cfg.context_window,
             thinking_budget: cfg.thinking_budget,
         })

@@ -79,6 +79,35 @@ fn overrides_beat_env_beat_default() {
 }
 
 #[test]
+fn the_model_flag_beats_unixagent_model_beats_config() {
+    let s = parse(
+        "[backend]
+default = \"local\"
+[backend.local]
+kind = \"openai\"
+model = \"qwen\"
+[backend.other]
+kind = \"openai\"
+model = \"llama\"
+",
+    );
+    let specs = s.resolve(&Overrides::default(), &env_of(&[]), &mut || false).unwrap();
+    assert_eq!(specs[0].model, "qwen");
+
+    let env = env_of(&[("UNIXAGENT_MODEL", "gemma3-270m")]);
+    let specs = s.resolve(&Overrides::default(), &env, &mut || false).unwrap();
+    assert_eq!(names(&specs), ["local", "other"]);
+    assert_eq!(specs[0].model, "gemma3-270m");
+    assert_eq!(specs[1].model, "llama", "fallbacks keep their own model");
+
+    let o = Overrides { backend: None, model: Some("from-flag".into()) };
+    assert_eq!(s.resolve(&o, &env, &mut || false).unwrap()[0].model, "from-flag");
+
+    let blank = env_of(&[("UNIXAGENT_MODEL", " ")]);
+    assert_eq!(s.resolve(&Overrides::default(), &blank, &mut || false).unwrap()[0].model, "qwen");
+}
+
+#[test]
 fn explicit_fallback_order_is_kept() {
     let s = parse(
         r#"
@@ -99,7 +128,8 @@ fn explicit_fallback_order_is_kept() {
     let specs = s.resolve(&Overrides::default(), &env_of(&[]), &mut || false).unwrap();
     assert_eq!(names(&specs), ["b", "c", "ollama"]);
     assert_eq!(specs[0].key, KeySource::Env("B_KEY".into()));
-    assert_eq!(specs[1].max_tokens, 100);
+    assert_eq!(specs[1].max_tokens, Some(100));
+    assert_eq!(specs[0].max_tokens, None, "unset: the default follows the window");
     assert_eq!(specs[1].context_window, Some(5000));
 }
 

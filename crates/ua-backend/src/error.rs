@@ -4,14 +4,18 @@ use std::time::Duration;
 
 use ua_protocol::event::StreamEvent;
 
+use crate::limits::{Overflow, Stated, overflow};
+
 /// The class of a [`BackendError`], for code that must react differently
-/// (the agent trims its context on `ContextTooLong`, falls back to the next
-/// backend on `Unreachable`).
+/// (the agent trims its context on `ContextTooLong`, lowers `max_tokens` on
+/// `OutputTooLong`, falls back to the next backend on `Unreachable`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ErrorKind {
     InvalidKey,
     UnknownModel,
+    OutOfCredit,
     ContextTooLong,
+    OutputTooLong,
     RateLimited,
     Overloaded,
     Unreachable,
@@ -38,9 +42,24 @@ pub enum BackendError {
         "backend '{backend}' does not know model '{model}' (HTTP 404); set a model it serves with --model or in config.toml"
     )]
     UnknownModel { backend: String, model: String },
-    /// Fatal as sent, but recoverable: trim the conversation and call again.
+    /// Fatal, not retried: the account has no credit or quota left (OpenAI's
+    /// `insufficient_quota` 429, Anthropic's "credit balance is too low"
+    /// 400, HTTP 402). Waiting does not help, so unlike a rate limit it is
+    /// never retried; another backend may still serve, so it falls back.
+    #[error(
+        "backend '{backend}' refused the request because the account is out of credit or quota ({detail}); add credit or raise the limit in the provider's billing settings, or pick another backend with --backend"
+    )]
+    OutOfCredit { backend: String, detail: String },
+    /// Fatal as sent, but recoverable: trim the conversation (into the
+    /// window the server stated, if it did) and call again.
     #[error("the conversation is too long for backend '{backend}': {detail}")]
-    ContextTooLong { backend: String, detail: String },
+    ContextTooLong { backend: String, detail: String, stated: Stated },
+    /// Fatal as sent, but recoverable: the prompt fits but not with the
+    /// output asked for; call again with a smaller `max_tokens`.
+    #[error(
+        "backend '{backend}' has no room for an answer of the requested length ({detail}); lower max_tokens for it in config.toml"
+    )]
+    OutputTooLong { backend: String, detail: String, stated: Stated },
     /// Retryable: HTTP 429.
     #[error("backend '{backend}' is rate limiting requests{}; wait and try again", wait_phrase(.retry_after))]
     RateLimited { backend: String, retry_after: Option<Duration> },
@@ -83,7 +102,9 @@ impl BackendError {
         match self {
             Self::InvalidKey { .. } => ErrorKind::InvalidKey,
             Self::UnknownModel { .. } => ErrorKind::UnknownModel,
+            Self::OutOfCredit { .. } => ErrorKind::OutOfCredit,
             Self::ContextTooLong { .. } => ErrorKind::ContextTooLong,
+            Self::OutputTooLong { .. } => ErrorKind::OutputTooLong,
             Self::RateLimited { .. } => ErrorKind::RateLimited,
             Self::Overloaded { .. } => ErrorKind::Overloaded,
             Self::Unreachable { .. } => ErrorKind::Unreachable,
@@ -102,7 +123,9 @@ impl BackendError {
             Self::Http { status, .. } => *status >= 500,
             Self::InvalidKey { .. }
             | Self::UnknownModel { .. }
+            | Self::OutOfCredit { .. }
             | Self::ContextTooLong { .. }
+            | Self::OutputTooLong { .. }
             | Self::Interrupted { .. }
             | Self::MalformedStream { .. }
             | Self::Remote { .. }
@@ -113,8 +136,10 @@ impl BackendError {
     /// Whether the next configured backend should be tried (design §14.8):
     /// this one cannot serve us now, for reasons another one may not share.
     pub fn warrants_fallback(&self) -> bool {
-        matches!(self, Self::Unreachable { .. } | Self::Overloaded { .. } | Self::RateLimited { .. })
-            || matches!(self, Self::Http { status, .. } if *status >= 500)
+        matches!(
+            self,
+            Self::Unreachable { .. } | Self::Overloaded { .. } | Self::RateLimited { .. } | Self::OutOfCredit { .. }
+        ) || matches!(self, Self::Http { status, .. } if *status >= 500)
     }
 
     /// The wait the server asked for, if any.
@@ -148,8 +173,17 @@ pub(crate) fn from_status(
 ) -> BackendError {
     let message = error_message(body);
     let backend = backend.to_owned();
-    if is_context_too_long(status, body) {
-        return BackendError::ContextTooLong { backend, detail: message };
+    if is_out_of_credit(status, body) {
+        return BackendError::OutOfCredit { backend, detail: format!("HTTP {status}: {message}") };
+    }
+    match overflow(status, body) {
+        Some(Overflow::Context) => {
+            return BackendError::ContextTooLong { backend, detail: message, stated: Stated::parse(body) };
+        }
+        Some(Overflow::Output) => {
+            return BackendError::OutputTooLong { backend, detail: message, stated: Stated::parse(body) };
+        }
+        None => {}
     }
     match status {
         401 | 403 => BackendError::InvalidKey { backend, status, hint: key_hint.to_owned() },
@@ -181,23 +215,62 @@ fn truncate_chars(s: &str, max: usize) -> String {
     }
 }
 
-/// Both providers say "too long" with a 400 (Anthropic also with 413), and
-/// only the body tells it apart from other bad requests.
-pub(crate) fn is_context_too_long(status: u16, body: &str) -> bool {
-    if status != 400 && status != 413 {
+/// An error a provider reported inside a stream, classified as if it had
+/// come as an HTTP 400 with the same type and message.
+pub(crate) fn from_stream(backend: &str, kind: String, message: String) -> BackendError {
+    let backend = backend.to_owned();
+    let body = serde_json::json!({"error": {"type": kind, "message": message}}).to_string();
+    match kind.as_str() {
+        "overloaded_error" => return BackendError::Overloaded { backend, detail: message },
+        "rate_limit_error" | "rate_limit_exceeded" => return BackendError::RateLimited { backend, retry_after: None },
+        _ => {}
+    }
+    if is_out_of_credit(400, &body) {
+        return BackendError::OutOfCredit { backend, detail: message };
+    }
+    match overflow(400, &body) {
+        Some(Overflow::Context) => {
+            BackendError::ContextTooLong { backend, detail: message, stated: Stated::parse(&body) }
+        }
+        Some(Overflow::Output) => {
+            BackendError::OutputTooLong { backend, detail: message, stated: Stated::parse(&body) }
+        }
+        None => BackendError::Remote { backend, kind, message },
+    }
+}
+
+/// Error types and phrases that mean the account cannot pay: OpenAI's
+/// `insufficient_quota` (a 429 that looks like a rate limit but is not),
+/// Anthropic's `billing_error` and its 400s about credit and spend limits,
+/// OpenRouter's 402. Proxies such as LiteLLM may keep only the message,
+/// so both the type and the wording count.
+const CREDIT_MARKERS: &[&str] = &[
+    "insufficient_quota",
+    "billing_error",
+    "billing_hard_limit_reached",
+    "exceeded your current quota",
+    "credit balance is too low",
+    "insufficient credits",
+    "reached your specified api usage limits",
+    "reached your specified workspace api usage limits",
+];
+
+/// Whether an error response says the account is out of credit or quota.
+pub(crate) fn is_out_of_credit(status: u16, body: &str) -> bool {
+    if status == 402 {
+        return true;
+    }
+    if !matches!(status, 400 | 403 | 429) {
         return false;
     }
     let lower = body.to_ascii_lowercase();
-    [
-        "prompt is too long",
-        "context_length_exceeded",
-        "maximum context length",
-        "context window",
-        "too many tokens",
-        "request_too_large",
-    ]
-    .iter()
-    .any(|needle| lower.contains(needle))
+    if !CREDIT_MARKERS.iter().any(|m| lower.contains(m)) {
+        return false;
+    }
+    // Gemini says "You exceeded your current quota" for its per-minute
+    // limits too; those pass, so they stay rate limits.
+    let per_time = ["per minute", "perminute", "per_minute", "per day", "perday", "retry in"];
+    lower.contains("insufficient_quota") || !per_time.iter().any(|p| lower.contains(p))
 }
 
 #[cfg(test)]
@@ -243,6 +316,88 @@ mod tests {
             e.to_string(),
             "the conversation is too long for backend 'anthropic': prompt is too long: 5 tokens > 4 maximum"
         );
+    }
+
+    #[test]
+    fn llama_cpp_context_overflow_is_context_too_long_with_its_window() {
+        let body = r#"{"error":{"code":400,"message":"request (4390 tokens) exceeds the available context size (4096 tokens), try increasing it","type":"exceed_context_size_error","n_prompt_tokens":4390,"n_ctx":4096}}"#;
+        let e = err(400, body);
+        assert_eq!(e.kind(), ErrorKind::ContextTooLong);
+        let BackendError::ContextTooLong { stated, .. } = &e else { panic!("{e:?}") };
+        assert_eq!((stated.window, stated.prompt), (Some(4096), Some(4390)));
+        assert_eq!(
+            e.to_string(),
+            "the conversation is too long for backend 'anthropic': request (4390 tokens) exceeds the available context size (4096 tokens), try increasing it"
+        );
+        assert!(!e.is_retryable());
+    }
+
+    #[test]
+    fn output_that_does_not_fit_is_output_too_long_not_context_too_long() {
+        let body = r#"{"object":"error","message":"This model's maximum context length is 4096 tokens. However, you requested 8292 tokens (100 in the messages, 8192 in the completion). Please reduce the length of the messages or completion.","type":"BadRequestError","param":null,"code":400}"#;
+        let e = err(400, body);
+        assert_eq!(e.kind(), ErrorKind::OutputTooLong);
+        assert!(!e.is_retryable() && !e.warrants_fallback());
+        let msg = e.to_string();
+        assert!(
+            msg.starts_with("backend 'anthropic' has no room for an answer of the requested length (This model"),
+            "{msg}"
+        );
+        assert!(msg.ends_with("; lower max_tokens for it in config.toml"), "{msg}");
+    }
+
+    #[test]
+    fn insufficient_quota_is_out_of_credit_not_a_rate_limit() {
+        let body = r#"{"error":{"message":"You exceeded your current quota, please check your plan and billing details. For more information on this error, read the docs: https://platform.openai.com/docs/guides/error-codes/api-errors.","type":"insufficient_quota","param":null,"code":"insufficient_quota"}}"#;
+        let e = err(429, body);
+        assert_eq!(e.kind(), ErrorKind::OutOfCredit);
+        assert!(!e.is_retryable(), "waiting does not bring credit back");
+        assert_eq!(e.retry_after(), None);
+        assert!(e.warrants_fallback(), "another backend may have credit");
+        let msg = e.to_string();
+        assert!(
+            msg.contains("out of credit or quota (HTTP 429: You exceeded your current quota, please check your plan"),
+            "{msg}"
+        );
+        assert!(msg.ends_with("or pick another backend with --backend"), "{msg}");
+        // A plain 429 is still a rate limit.
+        assert_eq!(err(429, r#"{"error":{"type":"rate_limit_error","message":"Number of request tokens has exceeded your per-minute rate limit"}}"#).kind(), ErrorKind::RateLimited);
+    }
+
+    #[test]
+    fn anthropic_billing_errors_are_out_of_credit_and_keep_the_message() {
+        let low = r#"{"type":"error","error":{"type":"invalid_request_error","message":"Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase credits."}}"#;
+        let e = err(400, low);
+        assert_eq!(e.kind(), ErrorKind::OutOfCredit);
+        assert!(e.to_string().contains("Your credit balance is too low to access the Anthropic API"), "{e}");
+        let spend = r#"{"type":"error","error":{"type":"invalid_request_error","message":"You have reached your specified API usage limits. You will regain access on 2026-12-01 at 00:00 UTC."}}"#;
+        assert_eq!(err(400, spend).kind(), ErrorKind::OutOfCredit);
+        let billing = r#"{"type":"error","error":{"type":"billing_error","message":"Your organization has no valid payment method."}}"#;
+        assert_eq!(err(402, billing).kind(), ErrorKind::OutOfCredit);
+        // LiteLLM keeps the wording but not the type.
+        let proxied = r#"{"error":{"message":"litellm.RateLimitError: RateLimitError: OpenAIException - You exceeded your current quota, please check your plan and billing details.","type":null,"param":null,"code":"429"}}"#;
+        assert_eq!(err(429, proxied).kind(), ErrorKind::OutOfCredit);
+        // Gemini's per-minute limit uses the same words but passes.
+        let gemini = r#"{"error":{"code":429,"message":"You exceeded your current quota, please check your plan and billing details. * Quota exceeded for metric: generativelanguage.googleapis.com/generate_content_free_tier_requests, limit: 10, model: gemini-2.0-flash\nPlease retry in 29.4s.","status":"RESOURCE_EXHAUSTED"}}"#;
+        assert_eq!(err(429, gemini).kind(), ErrorKind::RateLimited);
+    }
+
+    #[test]
+    fn errors_inside_a_stream_are_classified_like_bodies() {
+        let e = from_stream("b", "insufficient_quota".into(), "You exceeded your current quota".into());
+        assert_eq!(e.kind(), ErrorKind::OutOfCredit);
+        assert_eq!(
+            e.to_string(),
+            "backend 'b' refused the request because the account is out of credit or quota (You exceeded your current quota); add credit or raise the limit in the provider's billing settings, or pick another backend with --backend"
+        );
+        let e = from_stream(
+            "b",
+            "exceed_context_size_error".into(),
+            "request (300 tokens) exceeds the available context size (256 tokens), try increasing it".into(),
+        );
+        assert_eq!(e.kind(), ErrorKind::ContextTooLong);
+        assert_eq!(from_stream("b", "overloaded_error".into(), "Overloaded".into()).kind(), ErrorKind::Overloaded);
+        assert_eq!(from_stream("b", "server_error".into(), "boom".into()).kind(), ErrorKind::Remote);
     }
 
     #[test]

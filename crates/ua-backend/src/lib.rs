@@ -15,6 +15,8 @@
 //! - [`transport`]: the HTTP client, timeouts, retries with backoff before
 //!   the first event ([`retry`]).
 //! - [`tokens`]: token estimate, context windows, session budget.
+//! - [`limits`]: what a server says when a request does not fit (the
+//!   prompt, or the output asked for), and the retry that follows.
 //! - [`error::BackendError`]: every failure as one sentence and a kind.
 //!
 //! It deliberately does not manage the conversation (trimming, journal),
@@ -58,6 +60,7 @@ pub mod anthropic;
 pub mod config;
 pub mod error;
 pub mod key;
+pub mod limits;
 pub mod openai;
 pub mod provider;
 pub mod retry;

@@ -14,9 +14,9 @@ use ua_protocol::tool::ToolDefinition;
 use crate::config::{BackendSpec, Kind};
 use crate::error::BackendError;
 use crate::key::ApiKey;
-use crate::tokens;
 use crate::transport::{Call, Transport, run};
 use crate::{anthropic, openai};
+use crate::{limits, tokens};
 
 /// What a model call yields. Dropping it cancels the HTTP request.
 pub type EventStream = Pin<Box<dyn Stream<Item = Result<StreamEvent, BackendError>> + Send>>;
@@ -53,6 +53,8 @@ pub trait Provider: Send + Sync + fmt::Debug {
     fn stream(&self, request: &Request) -> EventStream;
     /// The model's context window in tokens.
     fn context_window(&self) -> u64;
+    /// The output limit a request without its own `max_tokens` gets.
+    fn max_tokens(&self) -> u32;
 
     /// A fast, slightly pessimistic estimate of the request's prompt
     /// tokens, for trimming before the call.
@@ -94,6 +96,7 @@ impl ProviderSettings {
     /// Fixes a spec's settings, reading its key (running `api_key_cmd`
     /// here, once).
     pub fn from_spec(spec: &BackendSpec, env: &dyn Fn(&str) -> Option<String>) -> Result<Self, BackendError> {
+        let context_window = tokens::context_window(&spec.model, spec.context_window);
         Ok(Self {
             key: spec.key.resolve(&spec.name, env)?,
             key_hint: spec.key.hint(),
@@ -101,8 +104,11 @@ impl ProviderSettings {
             kind: spec.kind,
             model: spec.model.clone(),
             base_url: spec.base_url.clone(),
-            max_tokens: spec.max_tokens,
-            context_window: tokens::context_window(&spec.model, spec.context_window),
+            // The window is known only now (`--model` may have changed the
+            // model after the spec was made), and the output limit must
+            // leave the prompt room in it.
+            max_tokens: limits::output_limit(spec.max_tokens, context_window),
+            context_window,
             thinking_budget: spec.thinking_budget,
         })
     }
@@ -151,6 +157,10 @@ impl Provider for HttpProvider {
 
     fn context_window(&self) -> u64 {
         self.settings.context_window
+    }
+
+    fn max_tokens(&self) -> u32 {
+        self.settings.max_tokens
     }
 
     fn stream(&self, request: &Request) -> EventStream {
@@ -235,6 +245,10 @@ impl Provider for Fallback {
 
     fn context_window(&self) -> u64 {
         self.first().context_window()
+    }
+
+    fn max_tokens(&self) -> u32 {
+        self.first().max_tokens()
     }
 
     fn stream(&self, request: &Request) -> EventStream {

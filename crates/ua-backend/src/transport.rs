@@ -11,7 +11,7 @@ use futures_util::{Stream, StreamExt};
 use ua_protocol::event::{ProviderError, StreamEvent};
 
 use crate::config::{BackendSection, Kind};
-use crate::error::{BackendError, from_status, is_context_too_long};
+use crate::error::{BackendError, from_status, from_stream};
 use crate::provider::EventStream;
 use crate::retry::{RetryPolicy, jitter, parse_retry_after};
 use crate::sse::{DecodeError, Decoder, Normalized, decoder_for};
@@ -104,6 +104,25 @@ fn chain(e: &dyn std::error::Error) -> String {
 
 type Frames = Pin<Box<dyn Stream<Item = Result<eventsource_stream::Event, EventStreamError<reqwest::Error>>> + Send>>;
 
+/// What a successful response turned out to be.
+enum Body {
+    /// Server-sent events, as asked for.
+    Stream(Frames),
+    /// One JSON document (`Content-Type: application/json`): some proxies
+    /// answer a streaming request with the whole response at once.
+    Whole(Bytes),
+}
+
+/// The canonical events of a whole JSON response.
+fn decode_whole(kind: Kind, body: &[u8]) -> Result<Vec<StreamEvent>, DecodeError> {
+    let v: serde_json::Value = serde_json::from_slice(body)
+        .map_err(|e| DecodeError::Malformed(format!("invalid JSON in a non-streamed response: {e}")))?;
+    match kind {
+        Kind::Anthropic => crate::anthropic::whole::events(&v),
+        Kind::Openai => crate::openai::whole::events(&v),
+    }
+}
+
 enum Phase {
     Connect,
     Streaming(Frames),
@@ -154,7 +173,15 @@ impl Driver {
                 Phase::Done => return None,
                 Phase::Connect => {
                     match self.connect().await {
-                        Ok(frames) => self.phase = Phase::Streaming(frames),
+                        Ok(Body::Stream(frames)) => self.phase = Phase::Streaming(frames),
+                        Ok(Body::Whole(bytes)) => match decode_whole(self.call.kind, &bytes) {
+                            Ok(events) => {
+                                self.phase = Phase::Done;
+                                // An error body fails (and may retry) here.
+                                self.accept(events).await;
+                            }
+                            Err(e) => self.decode_failed(e).await,
+                        },
                         Err(e) => self.fail(e).await,
                     }
                     continue;
@@ -182,7 +209,7 @@ impl Driver {
         }
     }
 
-    async fn connect(&mut self) -> Result<Frames, BackendError> {
+    async fn connect(&mut self) -> Result<Body, BackendError> {
         let c = &self.call;
         let mut req = self
             .transport
@@ -206,8 +233,17 @@ impl Driver {
             let body = resp.text().await.unwrap_or_default();
             return Err(from_status(&c.backend, &c.model, &c.key_hint, status, wait, &body));
         }
+        let json = resp
+            .headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|t| t.trim_start().to_ascii_lowercase().starts_with("application/json"));
+        if json {
+            let body = resp.bytes().await.map_err(|e| self.lost(&chain(&e)))?;
+            return Ok(Body::Whole(body));
+        }
         let bytes = Box::pin(resp.bytes_stream());
-        Ok(Box::pin(Normalized::new(bytes).eventsource()))
+        Ok(Body::Stream(Box::pin(Normalized::new(bytes).eventsource())))
     }
 
     async fn accept(&mut self, events: Vec<StreamEvent>) {
@@ -246,13 +282,7 @@ impl Driver {
     }
 
     fn remote(&self, pe: ProviderError) -> BackendError {
-        let backend = self.call.backend.clone();
-        match pe.kind.as_str() {
-            "overloaded_error" => BackendError::Overloaded { backend, detail: pe.message },
-            "rate_limit_error" | "rate_limit_exceeded" => BackendError::RateLimited { backend, retry_after: None },
-            _ if is_context_too_long(400, &pe.message) => BackendError::ContextTooLong { backend, detail: pe.message },
-            _ => BackendError::Remote { backend, kind: pe.kind, message: pe.message },
-        }
+        from_stream(&self.call.backend, pe.kind, pe.message)
     }
 
     async fn decode_failed(&mut self, e: DecodeError) {

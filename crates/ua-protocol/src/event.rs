@@ -20,6 +20,11 @@ pub enum StreamEvent {
     Thinking(Thinking),
     /// A finished tool call whose JSON input has been parsed.
     ToolCall(ToolUse),
+    /// A tool call the output limit cut off before its input was complete
+    /// (`stop_reason: "max_tokens"` / `finish_reason: "length"` in the
+    /// middle of its JSON). It is not a call: nothing can run it, and it
+    /// never becomes a `tool_use` block, so no result is owed for it.
+    TruncatedToolCall(TruncatedCall),
     /// Token usage for the whole response so far (totals, not increments).
     Usage(Usage),
     /// Why the model stopped. The last event of a complete response.
@@ -75,6 +80,15 @@ pub enum StopReason {
     Other(String),
 }
 
+/// What arrived of a tool call before the output limit cut it off.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TruncatedCall {
+    pub id: String,
+    pub name: String,
+    /// The input JSON as far as it came (not valid JSON).
+    pub partial_input: String,
+}
+
 /// An error reported by the provider inside an otherwise healthy stream.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ProviderError {
@@ -87,6 +101,7 @@ pub struct ProviderError {
 #[derive(Debug, Clone, Default)]
 pub struct TurnBuilder {
     content: Vec<Block>,
+    truncated: Vec<TruncatedCall>,
     usage: Option<Usage>,
     stop: Option<StopReason>,
 }
@@ -102,6 +117,9 @@ impl TurnBuilder {
             StreamEvent::ThinkingDelta(_) => {}
             StreamEvent::Thinking(t) => self.content.push(Block::Thinking(t.clone())),
             StreamEvent::ToolCall(t) => self.content.push(Block::ToolUse(t.clone())),
+            // Kept aside, never in the message: a half-formed `tool_use`
+            // would leave the conversation owing a result nothing can give.
+            StreamEvent::TruncatedToolCall(t) => self.truncated.push(t.clone()),
             StreamEvent::Usage(u) => self.usage = Some(*u),
             StreamEvent::Stop(s) => self.stop = Some(s.clone()),
             StreamEvent::Error(_) => {}
@@ -114,6 +132,11 @@ impl TurnBuilder {
 
     pub fn stop_reason(&self) -> Option<&StopReason> {
         self.stop.as_ref()
+    }
+
+    /// Tool calls the output limit cut off; they are not in the message.
+    pub fn truncated_calls(&self) -> &[TruncatedCall] {
+        &self.truncated
     }
 
     /// The assistant message built so far.
@@ -153,6 +176,22 @@ mod tests {
         assert_eq!(b.usage().map(|u| u.total()), Some(7));
         let m = b.finish();
         assert_eq!(m.content, vec![Block::Thinking(thinking), Block::text("I'll look."), Block::ToolUse(call)]);
+    }
+
+    #[test]
+    fn a_truncated_call_is_kept_aside_not_in_the_message() {
+        let cut =
+            TruncatedCall { id: "t2".into(), name: "shell".into(), partial_input: r#"{"command": "cat <<E"#.into() };
+        let mut b = TurnBuilder::default();
+        for e in [
+            StreamEvent::TextDelta("Writing the file.".into()),
+            StreamEvent::TruncatedToolCall(cut.clone()),
+            StreamEvent::Stop(StopReason::MaxTokens),
+        ] {
+            b.push(&e);
+        }
+        assert_eq!(b.truncated_calls(), std::slice::from_ref(&cut));
+        assert_eq!(b.finish().content, vec![Block::text("Writing the file.")]);
     }
 
     #[test]

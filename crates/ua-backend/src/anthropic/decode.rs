@@ -6,12 +6,17 @@
 //! `ping` may come anywhere; `error` may replace the rest of the stream.
 //! Unknown event and delta types are skipped: Anthropic adds them over
 //! time and says clients should ignore what they do not know.
+//!
+//! When `max_tokens` cuts a tool call off, its block still stops (with
+//! invalid JSON) before `message_delta` says why. So a block whose JSON does
+//! not parse is held until the stop reason is known: `max_tokens` makes it
+//! a [`StreamEvent::TruncatedToolCall`], anything else a malformed stream.
 
 use std::collections::BTreeMap;
 
 use serde_json::Value;
 use ua_protocol::conversation::{Thinking, ToolUse};
-use ua_protocol::event::{ProviderError, StopReason, StreamEvent, Usage};
+use ua_protocol::event::{ProviderError, StopReason, StreamEvent, TruncatedCall, Usage};
 
 use crate::sse::{DecodeError, Decoder};
 
@@ -42,6 +47,9 @@ enum Open {
 #[derive(Debug, Default)]
 pub struct AnthropicDecoder {
     open: BTreeMap<u64, Open>,
+    /// Tool calls whose JSON did not parse, with the parser's complaint,
+    /// until the stop reason says whether the output limit cut them.
+    unparsed: Vec<(TruncatedCall, String)>,
     usage: Usage,
     stop: Option<StopReason>,
     done: bool,
@@ -179,8 +187,14 @@ impl AnthropicDecoder {
                         v => v,
                     }
                 } else {
-                    serde_json::from_str(&json)
-                        .map_err(|e| malformed(format!("tool call '{name}' has invalid JSON input: {e}")))?
+                    match serde_json::from_str(&json) {
+                        Ok(input) => input,
+                        Err(e) => {
+                            let complaint = format!("tool call '{name}' has invalid JSON input: {e}");
+                            self.unparsed.push((TruncatedCall { id, name, partial_input: json }, complaint));
+                            return Ok(vec![]);
+                        }
+                    }
                 };
                 vec![StreamEvent::ToolCall(ToolUse { id, name, input })]
             }
@@ -197,15 +211,17 @@ impl AnthropicDecoder {
     }
 }
 
-impl Decoder for AnthropicDecoder {
-    fn feed(&mut self, event: &str, data: &str) -> Result<Vec<StreamEvent>, DecodeError> {
+impl AnthropicDecoder {
+    /// Feeds one event already parsed; [`Decoder::feed`] and the decoding
+    /// of a whole (non-streamed) message share it.
+    pub(crate) fn feed_value(&mut self, event: &str, v: &Value) -> Result<Vec<StreamEvent>, DecodeError> {
         if self.done || event == "ping" {
             return Ok(vec![]);
         }
-        let v: Value =
-            serde_json::from_str(data).map_err(|e| malformed(format!("invalid JSON in '{event}' event: {e}")))?;
         // The JSON `type` is authoritative; the SSE event name repeats it.
-        let kind = str_at(&v, "/type").unwrap_or(event);
+        // llama.cpp's Messages endpoint sends `event: error` with its own
+        // error object (`{"code", "message", "type"}`) as the data.
+        let kind = if event == "error" { "error" } else { str_at(v, "/type").unwrap_or(event) };
         match kind {
             "message_start" => {
                 if let Some(u) = v.pointer("/message/usage") {
@@ -213,34 +229,75 @@ impl Decoder for AnthropicDecoder {
                 }
                 Ok(vec![])
             }
-            "content_block_start" => self.block_start(&v),
-            "content_block_delta" => self.block_delta(&v),
-            "content_block_stop" => self.block_stop(&v),
+            "content_block_start" => self.block_start(v),
+            "content_block_delta" => self.block_delta(v),
+            "content_block_stop" => self.block_stop(v),
             "message_delta" => {
-                if let Some(s) = str_at(&v, "/delta/stop_reason") {
+                if let Some(s) = str_at(v, "/delta/stop_reason") {
                     self.stop = Some(stop_reason(s));
                 }
                 if let Some(u) = v.get("usage") {
                     self.read_usage(u);
                 }
-                Ok(vec![StreamEvent::Usage(self.usage)])
+                let mut out = self.release_unparsed(false)?;
+                out.push(StreamEvent::Usage(self.usage));
+                Ok(out)
             }
             "message_stop" => {
                 self.done = true;
+                let mut out = self.release_unparsed(true)?;
+                if self.stop == Some(StopReason::MaxTokens) {
+                    // The limit may also end the message with blocks still
+                    // open: a tool call there is as cut off as one stopped.
+                    for (_, block) in std::mem::take(&mut self.open) {
+                        if let Open::Tool { id, name, json, .. } = block {
+                            out.push(StreamEvent::TruncatedToolCall(TruncatedCall { id, name, partial_input: json }));
+                        }
+                    }
+                }
                 if let Some(index) = self.open.keys().next() {
                     return Err(malformed(format!("message ended with content block {index} still open")));
                 }
-                Ok(vec![StreamEvent::Stop(self.stop.clone().unwrap_or(StopReason::EndTurn))])
+                out.push(StreamEvent::Stop(self.stop.clone().unwrap_or(StopReason::EndTurn)));
+                Ok(out)
             }
             "error" => {
                 self.done = true;
+                let field = |nested: &str, flat: &str| str_at(v, nested).or_else(|| str_at(v, flat));
                 Ok(vec![StreamEvent::Error(ProviderError {
-                    kind: str_at(&v, "/error/type").unwrap_or("error").to_owned(),
-                    message: str_at(&v, "/error/message").unwrap_or("no message").to_owned(),
+                    kind: field("/error/type", "/type").filter(|k| *k != "error").unwrap_or("error").to_owned(),
+                    message: field("/error/message", "/message").unwrap_or("no message").to_owned(),
                 })])
             }
             _ => Ok(vec![]),
         }
+    }
+
+    /// Once the stop reason is known: tool calls with unparsable JSON are
+    /// truncated calls if the output limit stopped the message, else the
+    /// stream is malformed. `at_end`: the message is over, so an unknown
+    /// stop reason will stay unknown.
+    fn release_unparsed(&mut self, at_end: bool) -> Result<Vec<StreamEvent>, DecodeError> {
+        if self.unparsed.is_empty() || (self.stop.is_none() && !at_end) {
+            return Ok(vec![]);
+        }
+        let held = std::mem::take(&mut self.unparsed);
+        if self.stop != Some(StopReason::MaxTokens) {
+            let complaint = held.into_iter().next().map(|(_, c)| c).unwrap_or_default();
+            return Err(malformed(complaint));
+        }
+        Ok(held.into_iter().map(|(call, _)| StreamEvent::TruncatedToolCall(call)).collect())
+    }
+}
+
+impl Decoder for AnthropicDecoder {
+    fn feed(&mut self, event: &str, data: &str) -> Result<Vec<StreamEvent>, DecodeError> {
+        if self.done || event == "ping" {
+            return Ok(vec![]);
+        }
+        let v: Value =
+            serde_json::from_str(data).map_err(|e| malformed(format!("invalid JSON in '{event}' event: {e}")))?;
+        self.feed_value(event, &v)
     }
 
     fn finish(&mut self) -> Result<Vec<StreamEvent>, DecodeError> {

@@ -1,6 +1,7 @@
 //! The Anthropic Messages API adapter.
 
 pub mod decode;
+pub mod whole;
 
 use serde_json::{Value, json};
 use ua_protocol::conversation::{Block, Message, Role, ToolResultPart};

@@ -10,12 +10,17 @@
 //! `delta.reasoning_content` (vLLM, DeepSeek, llama.cpp) or
 //! `delta.reasoning` (ollama, OpenRouter); OpenRouter reports failures as a
 //! chunk with an `error` object.
+//!
+//! A `length` finish in the middle of a tool call's arguments leaves JSON
+//! that does not parse: that call becomes a
+//! [`StreamEvent::TruncatedToolCall`], since the limit, not the server, is
+//! at fault. Unparsable arguments with any other finish are malformed.
 
 use std::collections::BTreeMap;
 
 use serde_json::Value;
 use ua_protocol::conversation::{Thinking, ToolUse};
-use ua_protocol::event::{ProviderError, StopReason, StreamEvent, Usage};
+use ua_protocol::event::{ProviderError, StopReason, StreamEvent, TruncatedCall, Usage};
 
 use crate::sse::{DecodeError, Decoder};
 
@@ -84,17 +89,26 @@ impl OpenAiDecoder {
             if call.name.is_empty() {
                 return Err(malformed(format!("tool call {index} has no function name")));
             }
-            let input = if call.arguments.trim().is_empty() {
-                Value::Object(Default::default())
-            } else {
-                serde_json::from_str(&call.arguments)
-                    .map_err(|e| malformed(format!("tool call '{}' has invalid JSON arguments: {e}", call.name)))?
-            };
             let id = if call.id.is_empty() {
                 // Some local servers omit ids; the result still needs one.
                 format!("call_{index}")
             } else {
                 call.id
+            };
+            let input = if call.arguments.trim().is_empty() {
+                Value::Object(Default::default())
+            } else {
+                match serde_json::from_str(&call.arguments) {
+                    Ok(input) => input,
+                    Err(_) if self.finish == Some(StopReason::MaxTokens) => {
+                        let cut = TruncatedCall { id, name: call.name, partial_input: call.arguments };
+                        out.push(StreamEvent::TruncatedToolCall(cut));
+                        continue;
+                    }
+                    Err(e) => {
+                        return Err(malformed(format!("tool call '{}' has invalid JSON arguments: {e}", call.name)));
+                    }
+                }
             };
             self.called = true;
             out.push(StreamEvent::ToolCall(ToolUse { id, name: call.name, input }));
@@ -155,6 +169,38 @@ impl Decoder for OpenAiDecoder {
             return Ok(out);
         }
         let v: Value = serde_json::from_str(data).map_err(|e| malformed(format!("invalid JSON in chunk: {e}")))?;
+        self.feed_value(&v)
+    }
+
+    fn finish(&mut self) -> Result<Vec<StreamEvent>, DecodeError> {
+        if self.done {
+            return Ok(vec![]);
+        }
+        // Some compatible servers close without `[DONE]`; a finish_reason
+        // already says the answer is whole, so accept that.
+        if self.finish.is_none() {
+            return Err(DecodeError::Truncated);
+        }
+        self.done = true;
+        let mut out = Vec::new();
+        self.close_calls(&mut out)?;
+        out.push(StreamEvent::Stop(self.stop_reason()));
+        Ok(out)
+    }
+
+    fn is_done(&self) -> bool {
+        self.done
+    }
+}
+
+impl OpenAiDecoder {
+    /// Feeds one chunk already parsed; [`Decoder::feed`] and the decoding of
+    /// a whole (non-streamed) completion share it.
+    pub(crate) fn feed_value(&mut self, v: &Value) -> Result<Vec<StreamEvent>, DecodeError> {
+        if self.done {
+            return Ok(vec![]);
+        }
+        let mut out = Vec::new();
         if let Some(err) = v.get("error") {
             self.done = true;
             let kind = err
@@ -199,25 +245,5 @@ impl Decoder for OpenAiDecoder {
             }));
         }
         Ok(out)
-    }
-
-    fn finish(&mut self) -> Result<Vec<StreamEvent>, DecodeError> {
-        if self.done {
-            return Ok(vec![]);
-        }
-        // Some compatible servers close without `[DONE]`; a finish_reason
-        // already says the answer is whole, so accept that.
-        if self.finish.is_none() {
-            return Err(DecodeError::Truncated);
-        }
-        self.done = true;
-        let mut out = Vec::new();
-        self.close_calls(&mut out)?;
-        out.push(StreamEvent::Stop(self.stop_reason()));
-        Ok(out)
-    }
-
-    fn is_done(&self) -> bool {
-        self.done
     }
 }

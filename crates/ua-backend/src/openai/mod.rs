@@ -2,6 +2,7 @@
 //! speaks the same API (ollama, llama.cpp, vLLM, LM Studio, OpenRouter).
 
 pub mod decode;
+pub mod whole;
 
 use serde_json::{Value, json};
 use ua_protocol::conversation::{Block, Message, Role, ToolResultPart};

@@ -169,7 +169,11 @@ fn malformed_json_is_reported_with_events_before_it() {
 fn invalid_tool_json_names_the_tool() {
     let s = "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"tool_use\",\"id\":\"t\",\"name\":\"shell\",\"input\":{}}}\n\n\
              event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"{\\\"command\\\": \"}}\n\n\
-             event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n";
+             event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n\
+             event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"tool_use\"},\"usage\":{\"output_tokens\":9}}\n\n\
+             event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n";
+    // Bad JSON is only known to be a fault once the stop reason is not the
+    // output limit.
     let r = decode(Kind::Anthropic, s.as_bytes());
     match r.error {
         Some(DecodeError::Malformed(m)) => {
@@ -177,6 +181,7 @@ fn invalid_tool_json_names_the_tool() {
         }
         other => panic!("{other:?}"),
     }
+    assert!(r.events.is_empty(), "{:?}", r.events);
 }
 
 #[test]

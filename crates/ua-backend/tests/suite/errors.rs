@@ -147,7 +147,7 @@ async fn api_key_from_command_never_appears_in_errors_or_debug() {
         base_url: server.base_url(),
         // The command builds the key so its own text does not contain it.
         key: KeySource::Command("printf '%s-%s\\n' sk-ant-very secret-0123456789".into()),
-        max_tokens: 100,
+        max_tokens: Some(100),
         context_window: None,
         thinking_budget: None,
     };

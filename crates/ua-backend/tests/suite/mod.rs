@@ -4,6 +4,7 @@ mod fuzz_corpus;
 mod fuzz_regressions;
 mod resilience;
 mod roundtrip;
+mod servers;
 mod sse_edges;
 mod streaming;
 

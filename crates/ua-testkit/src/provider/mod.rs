@@ -253,6 +253,7 @@ fn reason(status: u16) -> &'static str {
         200 => "OK",
         400 => "Bad Request",
         401 => "Unauthorized",
+        402 => "Payment Required",
         403 => "Forbidden",
         404 => "Not Found",
         413 => "Payload Too Large",
@@ -372,6 +373,12 @@ fn respond(
     if let Some(status) = turn.status {
         let body = turn.body.clone().unwrap_or_else(|| wire::error_body(format, status));
         return write_plain(stream, status, &headers, &body);
+    }
+    if turn.whole {
+        if client_gone_within(stream, Duration::from_millis(turn.delay_ms)) {
+            return Err(io::Error::new(ErrorKind::ConnectionAborted, "client went away"));
+        }
+        return write_plain(stream, 200, &headers, &wire::whole(format, &turn, model, index));
     }
     let events = match &turn.raw {
         Some(raw) => raw.clone(),

@@ -119,6 +119,16 @@ pub struct Turn {
     /// After the last event, keep the connection open until the client
     /// goes away (cancellation tests).
     pub hold: bool,
+    /// Answer with the whole response as one JSON body
+    /// (`Content-Type: application/json`: a `chat.completion` or a Messages
+    /// `message`) although the request asked for a stream, as some proxies
+    /// do.
+    pub whole: bool,
+    /// The output limit strikes after this many characters of the last
+    /// tool call's input JSON: the rest of it never comes and the answer
+    /// stops with `max_tokens` (`finish_reason: "length"`), as a real model
+    /// cut off mid-call does.
+    pub cut_input_at: Option<usize>,
 }
 
 impl Turn {
@@ -143,10 +153,32 @@ impl Turn {
         Self { raw: Some(chunks.iter().map(|c| (*c).to_owned()).collect()), ..Self::default() }
     }
 
+    /// An error answer: this status with this body, verbatim.
+    pub fn error(status: u16, body: &str) -> Self {
+        Self { status: Some(status), body: Some(body.to_owned()), ..Self::default() }
+    }
+
     pub fn stop_reason(&self) -> String {
-        self.stop_reason
-            .clone()
-            .unwrap_or_else(|| if self.tool_calls.is_empty() { "end_turn".to_owned() } else { "tool_use".to_owned() })
+        if let Some(reason) = &self.stop_reason {
+            return reason.clone();
+        }
+        if self.cut_input_at.is_some() {
+            "max_tokens".to_owned()
+        } else if self.tool_calls.is_empty() {
+            "end_turn".to_owned()
+        } else {
+            "tool_use".to_owned()
+        }
+    }
+
+    /// The input JSON of tool call `i` as the model produced it: whole, or
+    /// cut where `cut_input_at` says for the last call.
+    pub fn tool_input_text(&self, i: usize) -> String {
+        let text = self.tool_calls.get(i).map(|c| c.input.to_string()).unwrap_or_default();
+        match self.cut_input_at {
+            Some(n) if i + 1 == self.tool_calls.len() => text.chars().take(n).collect(),
+            _ => text,
+        }
     }
 }
 
@@ -202,5 +234,18 @@ mod tests {
         assert_eq!(s.turns[0].stop_reason(), "tool_use");
         assert_eq!(s.turns[1].headers["retry-after"], "0");
         assert!(Scenario::from_toml("[[turn]]\ntxt = 1\n").is_err());
+
+        let s = Scenario::from_toml(
+            r#"
+            [[turn]]
+            whole = true
+            tool_calls = [{ name = "shell", input = { command = "ls" } }]
+            cut_input_at = 9
+            "#,
+        )
+        .unwrap();
+        assert!(s.turns[0].whole);
+        assert_eq!(s.turns[0].stop_reason(), "max_tokens");
+        assert_eq!(s.turns[0].tool_input_text(0), r#"{"command"#);
     }
 }

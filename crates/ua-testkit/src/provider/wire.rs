@@ -32,8 +32,7 @@ fn sse(event: Option<&str>, data: &Value) -> String {
     }
 }
 
-fn json_pieces(input: &Value, size: usize) -> Vec<String> {
-    let text = input.to_string();
+fn json_pieces(text: &str, size: usize) -> Vec<String> {
     let chars: Vec<char> = text.chars().collect();
     chars.chunks(size.max(1)).map(|c| c.iter().collect()).collect()
 }
@@ -90,7 +89,7 @@ fn anthropic(turn: &Turn, model: &str, serial: usize) -> Vec<String> {
     }
     for (i, call) in turn.tool_calls.iter().enumerate() {
         let id = call.id.clone().unwrap_or_else(|| format!("toolu_fake_{serial}_{i}"));
-        let deltas = json_pieces(&call.input, turn.json_chunk.unwrap_or(7))
+        let deltas = json_pieces(&turn.tool_input_text(i), turn.json_chunk.unwrap_or(7))
             .into_iter()
             .map(|p| json!({"type": "input_json_delta", "partial_json": p}))
             .collect();
@@ -137,7 +136,7 @@ fn openai(turn: &Turn, model: &str, serial: usize) -> Vec<String> {
                                    "function": {"name": call.name, "arguments": ""}}]}),
             Value::Null,
         ));
-        for p in json_pieces(&call.input, turn.json_chunk.unwrap_or(7)) {
+        for p in json_pieces(&turn.tool_input_text(i), turn.json_chunk.unwrap_or(7)) {
             out.push(chunk(json!({"tool_calls": [{"index": i, "function": {"arguments": p}}]}), Value::Null));
         }
     }
@@ -145,14 +144,7 @@ fn openai(turn: &Turn, model: &str, serial: usize) -> Vec<String> {
         out.push(sse(None, &json!({"error": {"type": err.kind, "message": err.message}})));
         return out;
     }
-    let finish = match turn.stop_reason().as_str() {
-        "tool_use" => "tool_calls",
-        "max_tokens" => "length",
-        "end_turn" => "stop",
-        other => other,
-    }
-    .to_owned();
-    out.push(chunk(json!({}), json!(finish)));
+    out.push(chunk(json!({}), json!(openai_finish(turn))));
     out.push(sse(
         None,
         &json!({"id": id, "object": "chat.completion.chunk", "created": 1_700_000_000,
@@ -164,11 +156,83 @@ fn openai(turn: &Turn, model: &str, serial: usize) -> Vec<String> {
     out
 }
 
+fn openai_finish(turn: &Turn) -> String {
+    match turn.stop_reason().as_str() {
+        "tool_use" => "tool_calls",
+        "max_tokens" => "length",
+        "end_turn" => "stop",
+        other => other,
+    }
+    .to_owned()
+}
+
+/// The whole response of one turn as a single JSON document, as a server
+/// answers a request without `stream: true` (and some proxies answer one
+/// with it).
+pub fn whole(format: Format, turn: &Turn, model: &str, serial: usize) -> String {
+    let thinking: String = turn.thinking.pieces().concat();
+    let text: String = turn.text.pieces().concat();
+    match format {
+        Format::Anthropic => {
+            let mut content = Vec::new();
+            if !thinking.is_empty() {
+                let sig = turn.signature.clone().unwrap_or_else(|| "sig-fake".to_owned());
+                content.push(json!({"type": "thinking", "thinking": thinking, "signature": sig}));
+            }
+            if !text.is_empty() {
+                content.push(json!({"type": "text", "text": text}));
+            }
+            for (i, call) in turn.tool_calls.iter().enumerate() {
+                let id = call.id.clone().unwrap_or_else(|| format!("toolu_fake_{serial}_{i}"));
+                // A whole message carries parsed input; a cut one, what
+                // parsed of it (Anthropic gives `{}`).
+                let input = serde_json::from_str::<Value>(&turn.tool_input_text(i)).unwrap_or_else(|_| json!({}));
+                content.push(json!({"type": "tool_use", "id": id, "name": call.name, "input": input}));
+            }
+            json!({
+                "id": format!("msg_fake_{serial}"), "type": "message", "role": "assistant", "model": model,
+                "content": content, "stop_reason": turn.stop_reason(), "stop_sequence": null,
+                "usage": {"input_tokens": turn.usage.input, "output_tokens": turn.usage.output,
+                          "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0},
+            })
+            .to_string()
+        }
+        Format::OpenAi => {
+            let mut message =
+                json!({"role": "assistant", "content": if text.is_empty() { Value::Null } else { json!(text) }});
+            if !thinking.is_empty() {
+                message["reasoning_content"] = json!(thinking);
+            }
+            if !turn.tool_calls.is_empty() {
+                message["tool_calls"] = turn
+                    .tool_calls
+                    .iter()
+                    .enumerate()
+                    .map(|(i, call)| {
+                        let id = call.id.clone().unwrap_or_else(|| format!("call_fake_{serial}_{i}"));
+                        json!({"id": id, "type": "function",
+                               "function": {"name": call.name, "arguments": turn.tool_input_text(i)}})
+                    })
+                    .collect();
+            }
+            json!({
+                "id": format!("chatcmpl-fake-{serial}"), "object": "chat.completion", "created": 1_700_000_000,
+                "model": model,
+                "choices": [{"index": 0, "message": message, "logprobs": null, "finish_reason": openai_finish(turn)}],
+                "usage": {"prompt_tokens": turn.usage.input, "completion_tokens": turn.usage.output,
+                          "total_tokens": turn.usage.input + turn.usage.output},
+            })
+            .to_string()
+        }
+    }
+}
+
 /// A provider-shaped error body for a status, when the scenario gives none.
 pub fn error_body(format: Format, status: u16) -> String {
     let (kind, message) = match status {
         400 => ("invalid_request_error", "bad request"),
         401 => ("authentication_error", "invalid x-api-key"),
+        402 => ("billing_error", "insufficient credits"),
         403 => ("permission_error", "forbidden"),
         404 => ("not_found_error", "model not found"),
         429 => ("rate_limit_error", "rate limited"),
@@ -213,5 +277,38 @@ mod tests {
         let oa = render(Format::OpenAi, &t, "m", 0);
         assert_eq!(oa.last().map(String::as_str), Some("data: [DONE]\n\n"));
         assert!(oa.iter().any(|e| e.contains(r#""finish_reason":"tool_calls""#)));
+    }
+
+    #[test]
+    fn a_cut_tool_call_stops_mid_json_with_the_output_limit() {
+        let mut t = Turn::tool_call("shell", json!({"command": "printf hello"}));
+        t.cut_input_at = Some(14);
+        let events = render(Format::OpenAi, &t, "m", 0);
+        let args: String = events
+            .iter()
+            .filter_map(|e| e.strip_prefix("data: ").and_then(|d| serde_json::from_str::<Value>(d.trim()).ok()))
+            .filter_map(|v| {
+                v.pointer("/choices/0/delta/tool_calls/0/function/arguments").and_then(Value::as_str).map(str::to_owned)
+            })
+            .collect();
+        assert_eq!(args, r#"{"command":"pr"#);
+        assert!(events.iter().any(|e| e.contains(r#""finish_reason":"length""#)));
+        let anthropic = render(Format::Anthropic, &t, "m", 0);
+        assert!(anthropic.iter().any(|e| e.contains(r#""stop_reason":"max_tokens""#)));
+    }
+
+    #[test]
+    fn whole_responses_carry_text_calls_usage_and_stop() {
+        let mut t = Turn::tool_call("shell", json!({"command": "ls"}));
+        t.text = crate::provider::scenario::Pieces::Many(vec!["Look".into(), "ing.".into()]);
+        let oa: Value = serde_json::from_str(&whole(Format::OpenAi, &t, "m", 3)).unwrap();
+        assert_eq!(oa["object"], "chat.completion");
+        assert_eq!(oa["choices"][0]["message"]["content"], "Looking.");
+        assert_eq!(oa["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"], r#"{"command":"ls"}"#);
+        assert_eq!(oa["choices"][0]["finish_reason"], "tool_calls");
+        let an: Value = serde_json::from_str(&whole(Format::Anthropic, &t, "m", 3)).unwrap();
+        assert_eq!(an["type"], "message");
+        assert_eq!(an["content"][1]["input"]["command"], "ls");
+        assert_eq!(an["stop_reason"], "tool_use");
     }
 }

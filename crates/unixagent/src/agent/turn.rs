@@ -13,6 +13,15 @@
 //! provider: each `tool_use` the model sent gets exactly one `tool_result`
 //! before the next model call or the end of the turn, whatever the human
 //! did (skip, quit, steer, Ctrl+C).
+//!
+//! A tool call the output limit cut off (`max_tokens` in the middle of its
+//! JSON) is dropped, never answered: it never entered the conversation as a
+//! `tool_use`, so no result is owed. The user sees one line about it, and
+//! the next call carries [`CUT_OFF_NOTE`] after the results of the calls
+//! that did arrive whole, so the model knows why nothing ran and can try a
+//! shorter command. Dropping is the only choice that keeps the invariant
+//! without inventing input: answering the half call would need an id and
+//! input the provider would accept back, and its input is not valid JSON.
 
 use std::collections::VecDeque;
 
@@ -20,6 +29,16 @@ use ua_protocol::conversation::{Block, Message, Role, ToolResult, ToolUse};
 
 use ua_protocol::event::{StopReason, StreamEvent, TurnBuilder, Usage};
 use ua_protocol::tool::{OutputMode, ShellInput};
+
+/// Told to the model, in the next call, when its previous answer was cut
+/// off at the output limit in the middle of a command.
+pub const CUT_OFF_NOTE: &str = "[unixagent] Your previous answer was cut off at the output token limit in the \
+middle of a tool call, so that call was dropped and nothing ran for it. Continue from there with a shorter \
+command: split long work into several commands, and write long files in smaller pieces.";
+
+/// Answers cut off in a row, with nothing else to do, before the turn gives
+/// up: each is a model call that produced nothing runnable.
+const MAX_CUT_OFFS: usize = 3;
 
 /// Limits a turn runs under.
 #[derive(Debug, Clone, Copy)]
@@ -145,6 +164,11 @@ pub struct Turn {
     usage: Usage,
     calls: usize,
     last_exit: Option<i32>,
+    /// The last answer lost a tool call to the output limit: the next call
+    /// tells the model so.
+    cut_off: bool,
+    /// Answers in a row that were cut off with nothing runnable in them.
+    cut_offs: usize,
 }
 
 impl Turn {
@@ -163,6 +187,8 @@ impl Turn {
             usage: Usage::default(),
             calls: 1,
             last_exit: None,
+            cut_off: false,
+            cut_offs: 0,
         };
         turn.push_user(instruction);
         (turn, vec![Effect::Call])
@@ -244,9 +270,11 @@ impl Turn {
                 self.usage.add(&u);
                 Vec::new()
             }
-            StreamEvent::Thinking(_) | StreamEvent::ToolCall(_) | StreamEvent::Stop(_) | StreamEvent::Error(_) => {
-                Vec::new()
-            }
+            StreamEvent::Thinking(_)
+            | StreamEvent::ToolCall(_)
+            | StreamEvent::TruncatedToolCall(_)
+            | StreamEvent::Stop(_)
+            | StreamEvent::Error(_) => Vec::new(),
         }
     }
 
@@ -264,13 +292,37 @@ impl Turn {
             return self.finish(End::Failed(message));
         }
         let stop = builder.stop_reason().cloned();
+        let cut = !builder.truncated_calls().is_empty();
         let answer = builder.finish();
         let calls: VecDeque<ToolUse> = answer.tool_uses().cloned().collect();
         if !answer.content.is_empty() {
             self.messages.push(answer);
         }
+        let mut effects = Vec::new();
+        if cut {
+            self.cut_off = true;
+            effects.push(Effect::Notice(
+                "the answer was cut off at the token limit in the middle of a command, which was dropped; \
+                 asking the model for a shorter one"
+                    .into(),
+            ));
+        }
+        if calls.is_empty() && cut {
+            self.cut_offs += 1;
+            if self.cut_offs >= MAX_CUT_OFFS {
+                effects.extend(self.finish(End::Failed(format!(
+                    "the model's answer was cut off at the token limit {MAX_CUT_OFFS} times in a row; \
+                     raise max_tokens for this backend in config.toml or ask for a smaller step"
+                ))));
+                return effects;
+            }
+            let content = self.answer_content();
+            self.push_user(content);
+            effects.extend(self.call());
+            return effects;
+        }
+        self.cut_offs = 0;
         if calls.is_empty() {
-            let mut effects = Vec::new();
             if stop == Some(StopReason::MaxTokens) {
                 effects.push(Effect::Notice("the answer was cut off at the token limit".into()));
             }
@@ -285,7 +337,8 @@ impl Turn {
             .collect();
         self.queue = calls;
         self.results.clear();
-        self.next_call()
+        effects.extend(self.next_call());
+        effects
     }
 
     /// The gate's verdict on the proposal in [`Effect::Gate`].
@@ -337,7 +390,7 @@ impl Turn {
             Answer::Steer(text) => {
                 self.results.push(error_result(&p.id, "not run: the user gave new directions instead"));
                 self.abandon_queue("not run: the user gave new directions instead");
-                let mut content: Vec<Block> = self.results.drain(..).map(Block::ToolResult).collect();
+                let mut content = self.answer_content();
                 content.push(Block::text(text));
                 self.push_user(content);
                 self.call()
@@ -417,9 +470,19 @@ impl Turn {
             self.phase = Phase::Gating(p.clone());
             return vec![Effect::Gate(p)];
         }
-        let content = self.results.drain(..).map(Block::ToolResult).collect();
+        let content = self.answer_content();
         self.push_user(content);
         self.call()
+    }
+
+    /// What the next call adds: the results gathered, and the note about a
+    /// cut-off call after them (Anthropic wants tool results first).
+    fn answer_content(&mut self) -> Vec<Block> {
+        let mut content: Vec<Block> = self.results.drain(..).map(Block::ToolResult).collect();
+        if std::mem::take(&mut self.cut_off) {
+            content.push(Block::text(CUT_OFF_NOTE));
+        }
+        content
     }
 
     fn call(&mut self) -> Vec<Effect> {
@@ -436,6 +499,8 @@ impl Turn {
     }
 
     fn finish(&mut self, end: End) -> Vec<Effect> {
+        // No call follows, so there is no one to tell about a cut-off call.
+        self.cut_off = false;
         self.phase = Phase::Finished;
         vec![Effect::Done(end)]
     }

@@ -285,3 +285,102 @@ fn a_hook_rewrite_runs_the_rewritten_command() {
     let effects = turn.verdict(v);
     assert!(matches!(effects.as_slice(), [Effect::Run(p, _)] if p.command == "rm -rf ./build" && p.id == "a"));
 }
+
+fn cut_call(id: &str) -> StreamEvent {
+    StreamEvent::TruncatedToolCall(ua_protocol::event::TruncatedCall {
+        id: id.into(),
+        name: "shell".into(),
+        partial_input: r#"{"command": "cat > notes.txt <<'EOF'\nline one\nli"#.into(),
+    })
+}
+
+/// Streams an answer the output limit cut off.
+fn cut_answer(turn: &mut Turn, events: Vec<StreamEvent>) -> Vec<Effect> {
+    let mut effects = Vec::new();
+    for e in events {
+        effects.extend(turn.event(e));
+    }
+    effects.extend(turn.event(StreamEvent::Stop(StopReason::MaxTokens)));
+    effects.extend(turn.stream_ended(Ok(())));
+    effects
+}
+
+fn is_cut_notice(e: &Effect) -> bool {
+    matches!(e, Effect::Notice(n) if n.contains("cut off at the token limit") && n.contains("dropped"))
+}
+
+#[test]
+fn a_tool_call_cut_off_at_the_token_limit_is_dropped_and_the_model_is_told() {
+    let mut turn = start();
+    let effects = cut_answer(&mut turn, vec![StreamEvent::TextDelta("Writing the notes.".into()), cut_call("t1")]);
+    assert_eq!(effects.len(), 3, "{effects:?}");
+    assert_eq!(effects[0], Effect::Text("Writing the notes.".into()));
+    assert!(is_cut_notice(&effects[1]), "{effects:?}");
+    assert_eq!(effects[2], Effect::Call);
+    assert!(turn.is_streaming());
+    let messages = turn.messages();
+    // instruction, the answer's text (no half-formed tool_use), the note.
+    assert_eq!(messages.len(), 3);
+    assert_eq!(messages[1].role, Role::Assistant);
+    assert_eq!(messages[1].content, vec![Block::text("Writing the notes.")]);
+    assert_eq!(messages[2], Message::user_text(CUT_OFF_NOTE));
+    assert_valid(messages);
+
+    // The shorter answer runs as usual and the note is not repeated.
+    answer(&mut turn, vec![shell_call("t2", "echo one > notes.txt")]);
+    turn.verdict(verdict(Outcome::Allow));
+    assert_eq!(turn.command_done(0, "exit status: 0".into()), vec![Effect::Call]);
+    let last = turn.messages().last().cloned().unwrap_or_else(|| Message::user_text(""));
+    assert_eq!(last.text(), "", "the note went with the cut answer only");
+    assert_valid(turn.messages());
+}
+
+#[test]
+fn whole_calls_before_the_cut_one_run_and_the_note_follows_their_results() {
+    let mut turn = start();
+    let effects = cut_answer(&mut turn, vec![shell_call("a", "mkdir out"), cut_call("b")]);
+    assert_eq!(effects.len(), 2, "{effects:?}");
+    assert!(is_cut_notice(&effects[0]));
+    assert_eq!(effects[1], Effect::Gate(proposal("a", "mkdir out")));
+    turn.verdict(verdict(Outcome::Allow));
+    assert_eq!(turn.command_done(0, "exit status: 0".into()), vec![Effect::Call]);
+    let Some(last) = turn.messages().last().cloned() else { panic!("no messages") };
+    // Tool results first (Anthropic requires it), then the note.
+    assert!(matches!(&last.content[0], Block::ToolResult(r) if r.tool_use_id == "a"));
+    assert_eq!(last.content[1], Block::text(CUT_OFF_NOTE));
+    assert_eq!(last.content.len(), 2);
+    // Only the whole call is in the answer.
+    let answer = &turn.messages()[1];
+    assert_eq!(answer.tool_uses().map(|t| t.id.as_str()).collect::<Vec<_>>(), ["a"]);
+    assert_valid(turn.messages());
+}
+
+#[test]
+fn answers_cut_off_again_and_again_end_the_turn() {
+    let mut turn = start();
+    for i in 0..2 {
+        let effects = cut_answer(&mut turn, vec![cut_call(&format!("c{i}"))]);
+        assert_eq!(effects.last(), Some(&Effect::Call), "{i}: {effects:?}");
+    }
+    let effects = cut_answer(&mut turn, vec![cut_call("c2")]);
+    let Some(Effect::Done(End::Failed(message))) = effects.last() else { panic!("{effects:?}") };
+    assert!(message.contains("cut off at the token limit 3 times") && message.contains("max_tokens"), "{message}");
+    assert!(turn.is_finished());
+    assert_valid(turn.messages());
+    // Nothing of the cut calls entered the conversation.
+    assert!(turn.messages().iter().all(|m| m.tool_uses().next().is_none()));
+}
+
+#[test]
+fn a_plain_text_answer_cut_off_just_says_so() {
+    let mut turn = start();
+    let effects = cut_answer(&mut turn, vec![StreamEvent::TextDelta("A long expla".into())]);
+    assert_eq!(
+        effects,
+        vec![
+            Effect::Text("A long expla".into()),
+            Effect::Notice("the answer was cut off at the token limit".into()),
+            Effect::Done(End::Answered),
+        ]
+    );
+}

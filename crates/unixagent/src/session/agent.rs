@@ -17,7 +17,8 @@ use std::time::Duration;
 use futures_util::StreamExt;
 use tokio::sync::oneshot;
 use tokio::time::Instant;
-use ua_backend::error::{BackendError, ErrorKind};
+use ua_backend::error::BackendError;
+use ua_backend::limits::CallLimits;
 use ua_backend::provider::{EventStream, Fallback, Provider, Request};
 use ua_backend::tokens::{BudgetStatus, SessionBudget, estimate_message, estimate_prompt};
 use ua_context::fit::{fit, retry_budget};
@@ -155,8 +156,9 @@ pub(super) struct AgentSide {
     journaled: usize,
     turn_no: u32,
     call_no: u32,
-    /// This call already retried with a smaller budget.
-    budget_retried: bool,
+    /// The backend's limits as its errors revealed them, and the retry of
+    /// a call that did not fit.
+    limits: CallLimits,
     /// Something of this call's answer is on screen.
     call_shown: bool,
     call_usage: Option<Usage>,
@@ -233,7 +235,7 @@ impl AgentSide {
             journaled: 0,
             turn_no: 0,
             call_no: 0,
-            budget_retried: false,
+            limits: CallLimits::default(),
             call_shown: false,
             call_usage: None,
             call_stop: None,
@@ -505,6 +507,9 @@ impl Session {
     }
 
     fn call(&mut self) {
+        // First, so a call that ends before its request still closes the
+        // retry that led to it.
+        self.agent.limits.start_call();
         self.agent.spin_at = Some(Instant::now());
         self.agent.call_shown = false;
         self.agent.call_usage = None;
@@ -530,11 +535,11 @@ impl Session {
         }
         let Some(turn) = self.agent.turn.as_ref() else { return };
         let tools = vec![shell_tool()];
-        // The window less room for the answer and the tool definitions.
-        let window = provider.context_window();
-        let reserve = (window / 4).min(16_384) + estimate_prompt("", &[], &tools);
-        let mut budget = window.saturating_sub(reserve);
-        if self.agent.budget_retried {
+        // The window less room for the answer and the tool definitions,
+        // as far as the server has told us its limits.
+        let (window, max_tokens) = (provider.context_window(), provider.max_tokens());
+        let mut budget = self.agent.limits.prompt_budget(window, max_tokens, estimate_prompt("", &[], &tools));
+        if self.agent.limits.trimming() {
             budget = retry_budget(budget);
         }
         let history = turn.messages();
@@ -561,7 +566,8 @@ impl Session {
             omitted: fitted.omitted.clone(),
             tools: first_call.then(|| tools.clone()),
         });
-        let request = Request { system: fitted.system, messages: fitted.messages, tools, max_tokens: None };
+        let max_tokens = self.agent.limits.request_max_tokens(max_tokens);
+        let request = Request { system: fitted.system, messages: fitted.messages, tools, max_tokens };
         self.agent.stream = Some(provider.stream(&request));
     }
 
@@ -624,9 +630,21 @@ impl Session {
             }
             Some(Err(e)) => {
                 self.agent.stream = None;
-                if e.kind() == ErrorKind::ContextTooLong && !self.agent.budget_retried && !self.agent.call_shown {
-                    // Our estimate was off: trim harder and try once more.
-                    self.agent.budget_retried = true;
+                // Something did not fit (the conversation, or the answer
+                // beside it) and nothing is on screen yet: ask again within
+                // the limits the server stated, trimming or lowering
+                // max_tokens, and say so when it is news.
+                let recovery = match self.agent.provider.as_ref() {
+                    Some(p) if !self.agent.call_shown => {
+                        self.agent.limits.recover(&e, p.context_window(), p.max_tokens())
+                    }
+                    _ => None,
+                };
+                if let Some(recovery) = recovery {
+                    if let Some(line) = recovery.notice() {
+                        let out = self.agent.render.notice(&line);
+                        self.show(&out);
+                    }
                     self.call();
                     return;
                 }
