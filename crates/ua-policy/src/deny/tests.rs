@@ -159,3 +159,14 @@ fn exfiltration_is_denied() {
     assert_eq!(rule("ssh -L 5432:db:5432 bastion.example"), None);
     assert_eq!(rule("ssh -p 22 host.example uptime"), None);
 }
+
+#[test]
+fn a_variable_nothing_sets_is_also_read_as_empty() {
+    assert_eq!(rule("rm -rf \"$BUILD_DIR\"/*"), Some("rm-root"));
+    assert_eq!(rule("rm -rf ~/\"$SUB\""), Some("rm-home"));
+    // An empty operand is no path at all, and a path below `/` is not `/`.
+    assert_eq!(rule("rm -rf \"$BUILD_DIR\""), None);
+    assert_eq!(rule("rm -rf \"$TMPDIR/build\""), None);
+    assert_eq!(rule("rm -rf \"${BUILD_DIR:?}\"/*"), None);
+    assert!(analyze("rm -rf \"$BUILD_DIR\"").denied.is_none());
+}
