@@ -80,6 +80,13 @@ pub struct Part {
     pub stdout_redirected: bool,
     /// Nesting of re-parsed strings (`sh -c`, `eval`, substitutions).
     pub depth: u8,
+    /// Where the word naming the program is in the source, in characters
+    /// (`start..end`), when the part runs at the top level (depth 0) and
+    /// that word alone gave `argv[0]`. Lets unixagent edit exactly that
+    /// invocation (`crate::paging`); `None` for anything re-parsed or
+    /// expanded into several words.
+    #[serde(skip)]
+    pub program_at: Option<std::ops::Range<usize>>,
 }
 
 /// A redirection.

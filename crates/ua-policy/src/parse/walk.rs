@@ -108,11 +108,15 @@ impl Walker {
     }
 
     pub(crate) fn push(&mut self, ctx: &Ctx, kind: PartKind, argv: Vec<Arg>, redirects: Vec<Redirect>) {
-        let stdout_redirected = ctx.stdout_piped
-            || ctx.in_substitution
-            || redirects.iter().any(|r| {
-                r.kind.writes() && r.fd.is_none_or(|fd| fd == 1) || r.kind == RedirectKind::Duplicate && r.fd == Some(1)
-            });
+        // The last redirection of fd 1 decides where it goes. A duplicate
+        // (`>&2`, `1>&2`) may point it back at the terminal, so only a file
+        // counts as redirected (`git log 1>&2` still pages).
+        let stdout_to_file = redirects
+            .iter()
+            .rev()
+            .find(|r| r.fd.is_none_or(|fd| fd == 1) && (r.kind.writes() || r.kind == RedirectKind::Duplicate))
+            .is_some_and(|r| r.kind.writes());
+        let stdout_redirected = ctx.stdout_piped || ctx.in_substitution || stdout_to_file;
         self.parts.push(Part {
             kind,
             argv,
@@ -127,6 +131,7 @@ impl Walker {
             background: ctx.background,
             stdout_redirected,
             depth: ctx.depth,
+            program_at: None,
         });
     }
 
@@ -278,6 +283,24 @@ impl Walker {
         r.fields
     }
 
+    /// Like [`Walker::word`], for a word of a simple command: also records
+    /// where in the source each field came from (see [`Part::program_at`]).
+    fn arg_word(
+        &mut self,
+        w: &ast::Word,
+        ctx: &Ctx,
+        argv: &mut Vec<Arg>,
+        at: &mut Vec<Option<std::ops::Range<usize>>>,
+    ) {
+        let fields = self.word(&w.value, ctx);
+        let span = match (&w.loc, fields.len()) {
+            (Some(loc), 1) if ctx.depth == 0 => Some(loc.start.index..loc.end.index),
+            _ => None,
+        };
+        at.extend(fields.iter().map(|_| span.clone()));
+        argv.extend(fields);
+    }
+
     /// Walks the body of `$(…)`, `<(…)` or `>(…)`. `feeds_code` is set when its
     /// output is about to be run as shell code.
     pub(crate) fn substitution(&mut self, body: &str, feeds_code: bool, ctx: &Ctx) {
@@ -296,6 +319,7 @@ impl Walker {
 
     fn simple(&mut self, sc: &ast::SimpleCommand, ctx: &Ctx) {
         let mut argv: Vec<Arg> = Vec::new();
+        let mut at: Vec<Option<std::ops::Range<usize>>> = Vec::new();
         let mut assigns: Vec<(String, Arg)> = Vec::new();
         let mut redirects = Vec::new();
         let mut proc_subs: Vec<String> = Vec::new();
@@ -332,7 +356,7 @@ impl Walker {
         for (i, item) in items.iter().enumerate() {
             if i == name_pos && !name_done {
                 if let Some(w) = &sc.word_or_name {
-                    argv.extend(self.word(&w.value, ctx_for_words));
+                    self.arg_word(w, ctx_for_words, &mut argv, &mut at);
                 }
                 name_done = true;
             }
@@ -342,7 +366,7 @@ impl Walker {
                         redirects.push(r);
                     }
                 }
-                CommandPrefixOrSuffixItem::Word(w) => argv.extend(self.word(&w.value, ctx_for_words)),
+                CommandPrefixOrSuffixItem::Word(w) => self.arg_word(w, ctx_for_words, &mut argv, &mut at),
                 CommandPrefixOrSuffixItem::AssignmentWord(a, w) => {
                     if i < name_pos {
                         let value = assignment_value(&w.value);
@@ -351,19 +375,20 @@ impl Walker {
                         assigns.push((assignment_name(a), v));
                     } else {
                         // After the name (`export PATH=…`, `declare x=1`): an argument.
-                        argv.extend(self.word(&w.value, ctx_for_words));
+                        self.arg_word(w, ctx_for_words, &mut argv, &mut at);
                     }
                 }
                 CommandPrefixOrSuffixItem::ProcessSubstitution(kind, sub) => {
                     let text = subshell_text(sub);
                     argv.push(Arg { text: format!("<({text})"), dynamic: true, glob: false });
+                    at.push(None);
                     let _ = kind;
                     proc_subs.push(text);
                 }
             }
         }
         if !name_done && let Some(w) = &sc.word_or_name {
-            argv.extend(self.word(&w.value, ctx_for_words));
+            self.arg_word(w, ctx_for_words, &mut argv, &mut at);
         }
         // Process substitutions feed code when the program is a shell or
         // `source`: `bash <(curl …)`.
@@ -382,7 +407,26 @@ impl Walker {
             self.push(&c, kind, argv, redirects);
             return;
         }
+        // Wrappers only peel words off the front (`sudo`, `env X=1`,
+        // `timeout 5`), so a part at this depth whose argv is a tail of this
+        // argv runs the program named by that tail's first word.
+        let top = (ctx.depth == 0 && at.iter().any(Option::is_some))
+            .then(|| argv.iter().map(|a| a.text.clone()).collect::<Vec<_>>());
+        let before = self.parts.len();
         wrappers::exec(self, argv, redirects, &c);
+        if let Some(words) = top {
+            for p in &mut self.parts[before..] {
+                let k = p.argv.len();
+                if p.depth == 0
+                    && p.kind == PartKind::Exec
+                    && k > 0
+                    && k <= words.len()
+                    && p.argv.iter().zip(&words[words.len() - k..]).all(|(a, w)| a.text == *w)
+                {
+                    p.program_at = at[words.len() - k].clone();
+                }
+            }
+        }
     }
 
     fn redirect(&mut self, r: &IoRedirect, ctx: &Ctx) -> Option<Redirect> {
