@@ -5,7 +5,8 @@
 //! policy.toml example. Prints p50/p99/max in microseconds.
 //!
 //! Also prints how many everyday read-only commands the default policy
-//! runs without a prompt.
+//! runs without a question. Every decision runs in a real git repository,
+//! so git commands include reading its configuration (cached per file).
 //!
 //! Run with `cargo bench -p ua-policy --bench pipeline` (release profile).
 //! Each figure is given twice: wall clock, and this thread's CPU time,
@@ -57,48 +58,32 @@ const COMMANDS: &[&str] = &[
     ":(){ :|:& };:",
 ];
 
-const EVERYDAY_READ_ONLY: &[&str] = &[
-    "ls",
-    "ls -la",
-    "pwd",
-    "cat README.md",
-    "head -20 src/main.rs",
-    "tail -n 100 app.log",
-    "wc -l *.rs",
-    "grep -rn TODO src",
-    "rg foo",
-    "find . -name '*.toml'",
-    "git status",
-    "git log --oneline",
-    "git diff",
-    "git branch -a",
-    "git show HEAD --stat",
-    "du -sh .",
-    "df -h",
-    "ps aux",
-    "uname -a",
-    "whoami",
-    "date",
-    "env | sort",
-    "which cargo",
-    "file target/release/app",
-    "stat Cargo.toml",
-    "tree -L 2",
-    "diff a.txt b.txt",
-    "sort data.csv | uniq -c",
-    "cut -d, -f1 data.csv",
-    "jq .name package.json",
-    "echo hello",
-    "id",
-    "hostname",
-    "uptime",
-    "free -h",
-    "ls ~/.ssh",
-    "cargo --version",
-    "git remote -v",
-    "awk '{print $1}' access.log",
-    "sha256sum dist.tar.gz",
-];
+/// The everyday read-only commands of the classifier's tests.
+const EVERYDAY: &str = include_str!("../tests/fixtures/everyday-readonly.txt");
+
+/// Makes `dir` a git repository with one commit, as the working directory
+/// of every decision (git commands read its configuration and index).
+fn git_repo(dir: &std::path::Path) -> Result<(), String> {
+    std::fs::create_dir_all(dir.join("src")).map_err(|e| e.to_string())?;
+    std::fs::write(dir.join("README.md"), "# bench\n").map_err(|e| e.to_string())?;
+    std::fs::write(dir.join("src/main.rs"), "fn main() {}\n").map_err(|e| e.to_string())?;
+    for args in
+        [&["init", "-q"][..], &["add", "."], &["-c", "user.name=b", "-c", "user.email=b@x", "commit", "-qm", "b"]]
+    {
+        let ok = std::process::Command::new("git")
+            .args(args)
+            .current_dir(dir)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("HOME", dir)
+            .status()
+            .map_err(|e| e.to_string())?
+            .success();
+        if !ok {
+            return Err(format!("git {args:?} failed"));
+        }
+    }
+    Ok(())
+}
 
 fn percentile(sorted: &[f64], p: f64) -> f64 {
     let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
@@ -180,6 +165,10 @@ fn main() {
         eprintln!("cannot create {}: {e}", cfg.config_dir.display());
         return;
     }
+    if let Err(e) = git_repo(&home.join("project")) {
+        eprintln!("cannot make the bench repository: {e}");
+        return;
+    }
     let request = |command: &str| Request {
         command: command.to_string(),
         cwd: home.join("project").to_string_lossy().into_owned(),
@@ -212,6 +201,31 @@ fn main() {
     slowest(&samples.1);
     report_both("decide (default policy)", samples);
 
+    // What reading the repository adds to a git command: the same command
+    // decided in the repository and in a directory that is not in one.
+    let plain = dir.join("plain");
+    let _ = std::fs::create_dir_all(&plain);
+    for c in COMMANDS.iter().filter(|c| c.starts_with("git ")) {
+        let median = |cwd: &std::path::Path| {
+            let req = Request { cwd: cwd.to_string_lossy().into_owned(), ..request(c) };
+            let mut cpu: Vec<f64> = (0..405)
+                .map(|_| {
+                    let c0 = thread_cpu_us();
+                    drop(black_box(default_gate.decide(&req, &grants)));
+                    thread_cpu_us() - c0
+                })
+                .skip(5)
+                .collect();
+            cpu.sort_by(f64::total_cmp);
+            (percentile(&cpu, 0.5), percentile(&cpu, 0.99))
+        };
+        let (inside, outside) = (median(&home.join("project")), median(&plain));
+        println!(
+            "  {c:<32} (cpu) in a repository p50={:.1} p99={:.1} µs; outside one p50={:.1} p99={:.1} µs",
+            inside.0, inside.1, outside.0, outside.1
+        );
+    }
+
     // Each path a command names is one more Cedar request: how the cost
     // grows with the operands (not part of the list above).
     for n in [10, 30] {
@@ -240,17 +254,18 @@ fn main() {
         }
     }
 
-    let allowed: Vec<&str> = EVERYDAY_READ_ONLY
+    let everyday: Vec<&str> = EVERYDAY.lines().filter(|l| !l.trim().is_empty() && !l.starts_with('#')).collect();
+    let allowed: Vec<&str> = everyday
         .iter()
         .copied()
         .filter(|c| default_gate.decide(&request(c), &grants).outcome == Outcome::Allow)
         .collect();
     println!(
-        "everyday read-only commands run without a prompt (default policy): {}/{}",
+        "everyday read-only commands run without a question (default policy, in a git repository): {}/{}",
         allowed.len(),
-        EVERYDAY_READ_ONLY.len()
+        everyday.len()
     );
-    for c in EVERYDAY_READ_ONLY.iter().filter(|c| !allowed.contains(c)) {
+    for c in everyday.iter().filter(|c| !allowed.contains(c)) {
         let d = default_gate.decide(&request(c), &grants);
         println!("  asks: {c:<28} ({}: {})", d.risk.name(), d.reason);
     }

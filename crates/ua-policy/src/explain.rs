@@ -3,7 +3,7 @@
 //! status scripts test, and a validation report of the policy files.
 
 use crate::error::PolicyError;
-use crate::gate::{DecidedBy, Decision, Gate, JudgeStatus, Outcome, PolicyConfig};
+use crate::gate::{DecidedBy, Decision, Gate, JudgeStatus, Outcome, PolicyConfig, Rewriter};
 use crate::parse::PartKind;
 use serde::Serialize;
 use std::fmt::Write as _;
@@ -26,10 +26,17 @@ pub fn render_json(d: &Decision) -> String {
 /// The decision for people: what runs, its risk, the decision and the rule.
 pub fn render_text(d: &Decision) -> String {
     let mut s = String::new();
-    let _ = writeln!(s, "command: {}", d.command);
+    let _ = writeln!(s, "command: {}", d.rewrites.first().map_or(&d.command, |rw| &rw.from));
     for rw in &d.rewrites {
         let why = rw.reason.as_deref().map_or(String::new(), |r| format!(" ({r})"));
-        let _ = writeln!(s, "  rewritten by hook {}: {} -> {}{why}", rw.hook, rw.from, rw.to);
+        match &rw.by {
+            Rewriter::Paging => {
+                let _ = writeln!(s, "runs as: {}{why}", rw.to);
+            }
+            Rewriter::Hook { hook } => {
+                let _ = writeln!(s, "  rewritten by hook {hook}: {} -> {}{why}", rw.from, rw.to);
+            }
+        }
     }
     let _ = writeln!(s, "parts:");
     for (p, r) in d.analysis.parsed.parts.iter().zip(&d.analysis.parts) {

@@ -1,7 +1,10 @@
 //! The decision cascade: one proposed command in, one [`Decision`] out.
 //!
 //! ```text
-//! classifier floor / deny list -> Cedar forbid -> pre-exec hooks
+//! paging turned off in the command (crate::paging)
+//!   -> classifier floor / deny list, git parts raised by their
+//!      repository's configuration (crate::gitrepo)
+//!   -> Cedar forbid -> pre-exec hooks
 //!   -> Cedar permit, or the fallback mode (allow | ask | deny)
 //!   -> session grants (only where the answer would be "ask")
 //!   -> [judge, for risky commands: Gate::apply_judge]
@@ -58,9 +61,11 @@
 use crate::cedar::{self, Engine, Hit, Places, Subject, load};
 use crate::classify::{self, Analysis};
 use crate::error::PolicyError;
+use crate::gitrepo;
 use crate::grants::{Grant, Grants};
 use crate::hooks::{self, Event, Failure, HookConfig, Reply};
 use crate::judge::{JudgeConfig, JudgeError, JudgeInput, JudgeMode, Safety, Verdict};
+use crate::paging;
 use crate::policy_toml::{Mode, Modes};
 use crate::risk::Risk;
 use serde::Serialize;
@@ -268,25 +273,43 @@ pub struct HookResult {
     pub result: Result<Reply, Failure>,
 }
 
-/// A hook's rewrite of the command.
+/// Who rewrote a command.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "by")]
+pub enum Rewriter {
+    /// unixagent itself turned paging off ([`crate::paging`]).
+    Paging,
+    /// A pre-exec hook.
+    Hook {
+        /// The hook's file name.
+        hook: String,
+    },
+}
+
+/// A rewrite of the command, by unixagent or a hook.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Rewrite {
-    /// The hook.
-    pub hook: String,
+    /// Who rewrote it.
+    #[serde(flatten)]
+    pub by: Rewriter,
     /// The command before.
     pub from: String,
     /// The command after.
     pub to: String,
-    /// The hook's reason.
+    /// Why.
     pub reason: Option<String>,
 }
+
+/// The reason given for [`Rewriter::Paging`].
+pub const PAGING_REASON: &str = "paging turned off: a pager would hold the terminal and can run commands";
 
 /// The structured result of the cascade for one command.
 #[derive(Debug, Clone, Serialize)]
 pub struct Decision {
-    /// The command to run (after any hook rewrites).
+    /// The command to run (after any rewrites).
     pub command: String,
-    /// Hook rewrites, in order; empty when the command is as proposed.
+    /// Rewrites (unixagent's paging edit, hooks'), in order; empty when
+    /// the command runs as proposed.
     pub rewrites: Vec<Rewrite>,
     /// The classifier's analysis of [`Decision::command`].
     pub analysis: Analysis,
@@ -329,6 +352,7 @@ pub struct Gate {
     judge: JudgeConfig,
     max_rewrites: u8,
     home: String,
+    repos: gitrepo::Inspector,
 }
 
 enum Step {
@@ -374,6 +398,7 @@ impl Gate {
             judge: cfg.judge,
             max_rewrites: cfg.max_rewrites,
             home: places.home,
+            repos: gitrepo::Inspector::default(),
         })
     }
 
@@ -387,28 +412,45 @@ impl Gate {
         &self.hooks
     }
 
-    /// Runs the cascade. Blocking: pre-exec hooks are processes.
+    /// Runs the cascade. Blocking: pre-exec hooks are processes, and the
+    /// repository of a git command is read from disk.
     pub fn decide(&self, req: &Request, grants: &Grants) -> Decision {
         let mut command = req.command.clone();
         let mut rewrites = Vec::new();
+        let mut hook_rewrites = 0;
         let mut hook_log = Vec::new();
         loop {
-            match self.once(&command, req, grants, &mut hook_log) {
+            let mut analysis = classify::analyze(&command);
+            if let Some(edit) = paging::turn_off(&analysis) {
+                rewrites.push(Rewrite {
+                    by: Rewriter::Paging,
+                    from: command.clone(),
+                    to: edit.command.clone(),
+                    reason: Some(PAGING_REASON.into()),
+                });
+                command = edit.command;
+                analysis = edit.analysis;
+            }
+            match self.once(&command, analysis, req, grants, &mut hook_log) {
                 Step::Done(mut d) => {
                     d.rewrites = rewrites;
                     d.hooks = hook_log;
                     return *d;
                 }
                 Step::Rewrite(mut d, rw) => {
-                    if rewrites.len() >= usize::from(self.max_rewrites) {
+                    if hook_rewrites >= self.max_rewrites {
                         d.outcome = Outcome::Deny;
                         d.reason = format!("hooks rewrote the command more than {} times", self.max_rewrites);
-                        d.decided_by = DecidedBy::Hook { hook: rw.hook };
+                        d.decided_by = match rw.by {
+                            Rewriter::Hook { hook } => DecidedBy::Hook { hook },
+                            Rewriter::Paging => DecidedBy::Classifier,
+                        };
                         d.judge = JudgeStatus::NotNeeded;
                         d.rewrites = rewrites;
                         d.hooks = hook_log;
                         return *d;
                     }
+                    hook_rewrites += 1;
                     command = rw.to.clone();
                     rewrites.push(rw);
                 }
@@ -416,8 +458,32 @@ impl Gate {
         }
     }
 
-    fn once(&self, command: &str, req: &Request, grants: &Grants, hook_log: &mut Vec<HookResult>) -> Step {
-        let analysis = classify::analyze(command);
+    /// Raises to Write each git part that the configuration of the
+    /// repository it runs in makes run a program, with that as its reason;
+    /// returns the reasons, to be shown with the decision.
+    fn repository_floor(&self, analysis: &mut Analysis, cwd: &str) -> Vec<String> {
+        let found = self.repos.inspect(analysis, cwd, &self.home);
+        for (i, why) in &found {
+            if let Some(p) = analysis.parts.get_mut(*i) {
+                p.risk = p.risk.max(Risk::Write);
+                p.reason.clone_from(why);
+            }
+        }
+        if !found.is_empty() && analysis.denied.is_none() {
+            analysis.risk = analysis.parts.iter().map(|p| p.risk).max().unwrap_or(Risk::ReadOnly).max(analysis.risk);
+        }
+        found.into_iter().map(|(_, why)| why).collect()
+    }
+
+    fn once(
+        &self,
+        command: &str,
+        mut analysis: Analysis,
+        req: &Request,
+        grants: &Grants,
+        hook_log: &mut Vec<HookResult>,
+    ) -> Step {
+        let notes = if analysis.denied.is_none() { self.repository_floor(&mut analysis, &req.cwd) } else { Vec::new() };
         let risk = analysis.risk;
         let mut d = Decision {
             command: command.to_string(),
@@ -429,7 +495,7 @@ impl Gate {
             policy: None,
             hooks: Vec::new(),
             judge: JudgeStatus::NotNeeded,
-            notes: Vec::new(),
+            notes,
             analysis,
         };
 
@@ -488,7 +554,8 @@ impl Gate {
                     Ok(Reply::Modify { command: to, reason }) => {
                         if to.trim() != command.trim() {
                             d.policy = Some(verdict);
-                            let rw = Rewrite { hook: name, from: command.to_string(), to, reason };
+                            let rw =
+                                Rewrite { by: Rewriter::Hook { hook: name }, from: command.to_string(), to, reason };
                             return Step::Rewrite(Box::new(d), rw);
                         }
                     }

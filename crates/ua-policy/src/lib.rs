@@ -11,6 +11,10 @@
 //!   there is one evaluation path.
 //! - [`hooks`]: the user's pre-exec and post-exec executables; a crash, a
 //!   timeout or unreadable output denies.
+//! - [`paging`]: the agent's `git log`, `systemctl status` and `man` with
+//!   paging turned off, so they neither ask nor hold the terminal;
+//!   [`gitrepo`]: a repository's own configuration, read for the git
+//!   commands that would otherwise run without a question.
 //! - [`gate`]: the cascade producing one structured [`gate::Decision`]
 //!   per command; [`grants`] are the session's "allow this again"
 //!   answers; [`judge`] is the second-opinion model call that sees only
@@ -28,9 +32,11 @@ pub mod deny;
 pub mod error;
 pub mod explain;
 pub mod gate;
+pub mod gitrepo;
 pub mod grants;
 pub mod hooks;
 pub mod judge;
+pub mod paging;
 pub mod parse;
 pub mod paths;
 pub mod policy_toml;

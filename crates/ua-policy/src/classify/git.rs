@@ -47,6 +47,15 @@ pub(crate) fn rule(part: &Part) -> Verdict {
         }
     };
     const PAGER: &str = "git pages through core.pager/$GIT_PAGER, which may be any program";
+    // `git help log` and `git log --help` run man (or a configured viewer),
+    // which pages on a terminal whatever `--no-pager` says.
+    if sub == "help" && !rest.0.is_empty() || rest.has("--help") {
+        return if part.stdout_redirected {
+            v(Risk::ReadOnly, "prints git's manual")
+        } else {
+            v(Risk::Write, "git help shows the manual through man's pager or a configured viewer")
+        };
+    }
     match sub {
         "status" | "rev-parse" | "ls-files" | "ls-tree" | "cat-file" | "rev-list" | "describe" | "merge-base"
         | "show-ref" | "check-ignore" | "check-attr" | "var" | "version" | "count-objects" | "for-each-ref"
@@ -58,7 +67,7 @@ pub(crate) fn rule(part: &Part) -> Verdict {
                 v(Risk::ReadOnly, "reads the repository")
             }
         }
-        "log" | "show" | "diff" | "blame" | "shortlog" | "grep" | "whatchanged" | "help" => {
+        "log" | "show" | "diff" | "blame" | "shortlog" | "grep" | "whatchanged" => {
             if rest.has_prefix("--output") {
                 v(Risk::Write, "writes an output file")
             } else if sub == "grep" && (rest.has_prefix("-O") || rest.has_prefix("--open-files-in-pager")) {
@@ -101,6 +110,7 @@ pub(crate) fn rule(part: &Part) -> Verdict {
                 v(Risk::Write, "creates tags")
             }
         }
+        "help" => v(Risk::ReadOnly, "prints git usage"),
         "remote" => match rest.first_operand() {
             None => v(Risk::ReadOnly, "lists remotes"),
             Some("show" | "update" | "prune") => v(Risk::Network, "contacts the remote"),
@@ -113,7 +123,17 @@ pub(crate) fn rule(part: &Part) -> Verdict {
                 || rest.has("--get-regexp")
                 || rest.flag('l', "list")
                 || matches!(rest.first_operand(), Some("get" | "list"));
-            if reads || rest.operands().len() == 1 && !rest.has("--unset") && !rest.has("--edit") {
+            // Listing pages (git's PAGING_ACTIONS: --list, --get-all,
+            // --get-regexp, --get-urlmatch); a single --get does not.
+            let lists = rest.flag('l', "list")
+                || rest.has("--get-all")
+                || rest.has("--get-regexp")
+                || rest.has("--get-urlmatch")
+                || rest.first_operand() == Some("list")
+                || rest.first_operand() == Some("get") && (rest.has("--all") || rest.has("--regexp"));
+            if lists {
+                paged(PAGER)
+            } else if reads || rest.operands().len() == 1 && !rest.has("--unset") && !rest.has("--edit") {
                 v(Risk::ReadOnly, "reads configuration")
             } else {
                 v(Risk::Write, "changes configuration (which can name programs git runs)")

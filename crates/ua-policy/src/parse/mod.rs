@@ -83,6 +83,13 @@ pub struct Part {
     pub depth: u8,
     /// Literal text piped into this part (`echo 'print(1)' | python3`).
     pub stdin: Option<String>,
+    /// Where the word naming the program is in the source, in characters
+    /// (`start..end`), when the part runs at the top level (depth 0) and
+    /// that word alone gave `argv[0]`. Lets unixagent edit exactly that
+    /// invocation (`crate::paging`); `None` for anything re-parsed or
+    /// expanded into several words.
+    #[serde(skip)]
+    pub program_at: Option<std::ops::Range<usize>>,
 }
 
 /// A redirection.

@@ -124,11 +124,15 @@ impl Walker {
     }
 
     pub(crate) fn push(&mut self, ctx: &Ctx, kind: PartKind, argv: Vec<Arg>, redirects: Vec<Redirect>) {
-        let stdout_redirected = ctx.stdout_piped
-            || ctx.in_substitution
-            || redirects.iter().any(|r| {
-                r.kind.writes() && r.fd.is_none_or(|fd| fd == 1) || r.kind == RedirectKind::Duplicate && r.fd == Some(1)
-            });
+        // The last redirection of fd 1 decides where it goes. A duplicate
+        // (`>&2`, `1>&2`) may point it back at the terminal, so only a file
+        // counts as redirected (`git log 1>&2` still pages).
+        let stdout_to_file = redirects
+            .iter()
+            .rev()
+            .find(|r| r.fd.is_none_or(|fd| fd == 1) && (r.kind.writes() || r.kind == RedirectKind::Duplicate))
+            .is_some_and(|r| r.kind.writes());
+        let stdout_redirected = ctx.stdout_piped || ctx.in_substitution || stdout_to_file;
         self.parts.push(Part {
             kind,
             argv,
@@ -144,6 +148,7 @@ impl Walker {
             stdout_redirected,
             depth: ctx.depth,
             stdin: ctx.stdin.clone(),
+            program_at: None,
         });
     }
 
@@ -321,6 +326,24 @@ impl Walker {
         r.fields
     }
 
+    /// Like [`Walker::word`], for a word of a simple command: also records
+    /// where in the source each field came from (see [`Part::program_at`]).
+    fn arg_word(
+        &mut self,
+        w: &ast::Word,
+        ctx: &Ctx,
+        argv: &mut Vec<Arg>,
+        at: &mut Vec<Option<std::ops::Range<usize>>>,
+    ) {
+        let fields = self.word(&w.value, ctx);
+        let span = match (&w.loc, fields.len()) {
+            (Some(loc), 1) if ctx.depth == 0 => Some(loc.start.index..loc.end.index),
+            _ => None,
+        };
+        at.extend(fields.iter().map(|_| span.clone()));
+        argv.extend(fields);
+    }
+
     /// Walks `code` as the script of another shell (`sh -c`, a shell
     /// reading a pipe): it starts with none of this line's values known and
     /// its assignments end with it.
@@ -392,13 +415,15 @@ impl Walker {
         // The raw words of argv, for reading them again with unset
         // variables empty.
         let mut raw_words: Vec<&str> = Vec::new();
+        // Where each argv field came from in the source (top level only).
+        let mut at: Vec<Option<std::ops::Range<usize>>> = Vec::new();
         // Bare assignments, with their values when literal.
         let mut bare: Vec<(String, Option<Vec<String>>)> = Vec::new();
         let mut name_done = false;
         for (i, item) in items.iter().enumerate() {
             if i == name_pos && !name_done {
                 if let Some(w) = &sc.word_or_name {
-                    argv.extend(self.word(&w.value, ctx_for_words));
+                    self.arg_word(w, ctx_for_words, &mut argv, &mut at);
                     raw_words.push(&w.value);
                 }
                 name_done = true;
@@ -410,7 +435,7 @@ impl Walker {
                     }
                 }
                 CommandPrefixOrSuffixItem::Word(w) => {
-                    argv.extend(self.word(&w.value, ctx_for_words));
+                    self.arg_word(w, ctx_for_words, &mut argv, &mut at);
                     raw_words.push(&w.value);
                 }
                 CommandPrefixOrSuffixItem::AssignmentWord(a, w) => {
@@ -434,20 +459,21 @@ impl Walker {
                         assigns.push((assignment_name(a), v));
                     } else {
                         // After the name (`export PATH=…`, `declare x=1`): an argument.
-                        argv.extend(self.word(&w.value, ctx_for_words));
+                        self.arg_word(w, ctx_for_words, &mut argv, &mut at);
                         raw_words.push(&w.value);
                     }
                 }
                 CommandPrefixOrSuffixItem::ProcessSubstitution(kind, sub) => {
                     let text = subshell_text(sub);
                     argv.push(Arg { text: format!("<({text})"), dynamic: true, glob: false });
+                    at.push(None);
                     let _ = kind;
                     proc_subs.push(text);
                 }
             }
         }
         if !name_done && let Some(w) = &sc.word_or_name {
-            argv.extend(self.word(&w.value, ctx_for_words));
+            self.arg_word(w, ctx_for_words, &mut argv, &mut at);
             raw_words.push(&w.value);
         }
         let unset = self.unset_seen.split_off(unset_mark);
@@ -475,13 +501,44 @@ impl Walker {
         // `rm -rf "$D"/*` with nothing setting D: read it as the shell
         // would if the environment does not set it either.
         let alternative = (!unset.is_empty()).then(|| self.if_unset(&raw_words)).flatten();
+        // Wrappers only peel words off the front (`sudo`, `env X=1`,
+        // `timeout 5`), so a part at this depth whose argv is a tail of this
+        // argv runs the program named by that tail's first word.
+        let top = (ctx.depth == 0 && at.iter().any(Option::is_some))
+            .then(|| argv.iter().map(|a| a.text.clone()).collect::<Vec<_>>());
+        let before = self.parts.len();
         wrappers::exec(self, argv.clone(), redirects.clone(), &c);
+        if let Some(words) = top {
+            for p in &mut self.parts[before..] {
+                let k = p.argv.len();
+                if p.depth == 0
+                    && p.kind == PartKind::Exec
+                    && k > 0
+                    && k <= words.len()
+                    && p.argv.iter().zip(&words[words.len() - k..]).all(|(a, w)| a.text == *w)
+                {
+                    p.program_at = at[words.len() - k].clone();
+                }
+            }
+        }
         if let Some(alt) = alternative
             && alt.iter().map(|a| &a.text).ne(argv.iter().map(|a| &a.text))
         {
             let mut c = c;
             c.wrappers.push(format!("if ${} is unset", unset[0]));
+            let main = self.parts.len();
             wrappers::exec(self, alt, redirects, &c);
+            // The same words, so the same program word where the program
+            // is the one the line named.
+            for k in main..self.parts.len() {
+                let found = self.parts[before..main]
+                    .iter()
+                    .find(|p| p.program_at.is_some() && p.program() == self.parts[k].program())
+                    .and_then(|p| p.program_at.clone());
+                if self.parts[k].depth == 0 {
+                    self.parts[k].program_at = found;
+                }
+            }
         }
     }
 

@@ -35,6 +35,28 @@ fn text_names_parts_risk_decision_and_rule() {
 }
 
 #[test]
+fn text_shows_the_command_as_proposed_and_as_it_runs() {
+    let env = Env::new();
+    let gate = env.gate();
+    let d = gate.decide(&env.request("git log --oneline"), &Grants::new());
+    assert_eq!(explain::exit_code(&d), 0);
+    let text = explain::render_text(&d);
+    for want in [
+        "command: git log --oneline\n",
+        "runs as: git --no-pager log --oneline (paging turned off",
+        "read_only   git --no-pager log --oneline",
+        "decision: allow",
+    ] {
+        assert!(text.contains(want), "{want:?} missing from:\n{text}");
+    }
+    let json = explain::render_json(&d);
+    assert!(json.contains("\"by\": \"paging\""), "{json}");
+    // What is not edited still asks, and says why.
+    let nested = explain::render_text(&gate.decide(&env.request("sh -c 'git log'"), &Grants::new()));
+    assert!(!nested.contains("runs as:") && nested.contains("decision: ask"), "{nested}");
+}
+
+#[test]
 fn json_is_the_whole_decision() {
     let env = Env::new();
     let d = env.gate().decide(&env.request("cat README.md"), &Grants::new());

@@ -4,6 +4,7 @@ mod classify_corpus;
 mod classify_props;
 mod differential;
 mod explain;
+mod git_repos;
 mod grants;
 mod hooks;
 mod judge;

@@ -12,12 +12,12 @@ use std::sync::Arc;
 use ua_backend::provider::Provider;
 use ua_policy::audit::{AuditLog, Record};
 use ua_policy::classify::analyze;
-use ua_policy::gate::{Decision, Gate, Outcome as PolicyOutcome, PolicyConfig, Request};
+use ua_policy::gate::{Decision, Gate, Outcome as PolicyOutcome, PolicyConfig, Request, Rewriter};
 use ua_policy::grants::{Grant, Grants};
 use ua_policy::judge::{JudgeMode, judge};
 use ua_policy::risk::Risk;
 
-use super::turn::{Outcome, Verdict};
+use super::turn::{Outcome, Rewritten, Verdict};
 
 /// How long the judge may take before its silence counts as a failure
 /// (which warn mode notes and block mode denies).
@@ -173,7 +173,11 @@ pub fn verdict_of(d: &Decision, human: bool) -> Verdict {
         reason,
         note: (!d.notes.is_empty()).then(|| d.notes.join("; ")),
         strong: d.risk >= Risk::Privileged,
-        rewritten: (!d.rewrites.is_empty()).then(|| d.command.clone()),
+        rewritten: d.rewrites.first().map(|first| Rewritten {
+            from: first.from.clone(),
+            command: d.command.clone(),
+            by_hook: d.rewrites.iter().any(|r| matches!(r.by, Rewriter::Hook { .. })),
+        }),
     }
 }
 

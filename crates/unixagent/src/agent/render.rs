@@ -142,11 +142,19 @@ impl Renderer {
     }
 
     /// A proposed command, `❯ cmd  ▐ risk`, with the judge's note under it.
+    /// When unixagent turned paging off, the proposal is shown as the model
+    /// wrote it and the command that runs on one line under it.
     pub fn proposal(&mut self, p: &Proposal, v: &Verdict) -> String {
         let mut out = self.settle_thinking();
         out.push_str(&self.fresh_line());
-        let command = p.command.replace('\n', "\r\n  ");
+        let ours = v.rewritten.as_ref().filter(|r| !r.by_hook);
+        let shown = ours.map_or(&p.command, |r| &r.from);
+        let command = shown.replace('\n', "\r\n  ");
         out.push_str(&format!("{} {}  {}\r\n", self.style("1;36", "❯"), self.style("1", &command), self.risk(&v.risk)));
+        if let Some(r) = ours {
+            let runs = r.command.replace('\n', "\r\n    ");
+            out.push_str(&format!("  {}\r\n", self.style("2", &format!("runs as: {runs}"))));
+        }
         if let Some(note) = &v.note {
             out.push_str(&format!("  {}\r\n", self.style("33", &format!("⚠ {note}"))));
         }
@@ -229,7 +237,7 @@ fn tokens(n: u64) -> String {
 mod tests {
     use ua_protocol::tool::OutputMode;
 
-    use super::super::turn::Outcome;
+    use super::super::turn::{Outcome, Rewritten};
     use super::*;
 
     fn plain() -> Renderer {
@@ -288,6 +296,24 @@ mod tests {
         let out = r.proposal(&p, &v);
         assert_eq!(out, "\r\n❯ rm *.log  ▐ destructive\r\n  ⚠ deletes every log\r\n");
         assert!(r.question(&v).contains("[y] run"));
+    }
+
+    #[test]
+    fn a_paging_edit_shows_the_proposal_and_the_command_that_runs() {
+        let mut r = plain();
+        let p = Proposal { id: "t".into(), command: "git --no-pager log".into(), mode: OutputMode::Full };
+        let mut v = Verdict {
+            outcome: Outcome::Allow,
+            risk: "read_only".into(),
+            reason: "read-only".into(),
+            note: None,
+            strong: false,
+            rewritten: Some(Rewritten { from: "git log".into(), command: "git --no-pager log".into(), by_hook: false }),
+        };
+        assert_eq!(r.proposal(&p, &v), "❯ git log  ▐ read-only\r\n  runs as: git --no-pager log\r\n");
+        // A hook's rewrite is what is shown (the session says a hook did it).
+        v.rewritten = Some(Rewritten { from: "git log".into(), command: "git --no-pager log".into(), by_hook: true });
+        assert_eq!(r.proposal(&p, &v), "❯ git --no-pager log  ▐ read-only\r\n");
     }
 
     #[test]

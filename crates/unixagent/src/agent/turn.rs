@@ -82,8 +82,20 @@ pub struct Verdict {
     pub note: Option<String>,
     /// Approval must be typed out as `yes`.
     pub strong: bool,
-    /// The command as a hook rewrote it, to run instead of the proposal.
-    pub rewritten: Option<String>,
+    /// The command as unixagent or a hook rewrote it, to run instead of
+    /// the proposal.
+    pub rewritten: Option<Rewritten>,
+}
+
+/// A proposal rewritten before it runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rewritten {
+    /// The command as the model proposed it.
+    pub from: String,
+    /// The command that runs.
+    pub command: String,
+    /// A hook changed it (not only unixagent turning paging off).
+    pub by_hook: bool,
 }
 
 /// The human's answer to a proposal, or to a pause.
@@ -345,8 +357,8 @@ impl Turn {
     pub fn verdict(&mut self, verdict: Verdict) -> Vec<Effect> {
         let Phase::Gating(p) = &self.phase else { return Vec::new() };
         let mut p = p.clone();
-        if let Some(command) = &verdict.rewritten {
-            p.command = command.clone();
+        if let Some(r) = &verdict.rewritten {
+            p.command = r.command.clone();
         }
         match verdict.outcome {
             Outcome::Allow => self.run(p, verdict),

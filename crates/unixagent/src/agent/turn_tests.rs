@@ -281,7 +281,7 @@ fn a_hook_rewrite_runs_the_rewritten_command() {
     let mut turn = start();
     answer(&mut turn, vec![shell_call("a", "rm -rf build")]);
     let mut v = verdict(Outcome::Allow);
-    v.rewritten = Some("rm -rf ./build".into());
+    v.rewritten = Some(Rewritten { from: "rm -rf build".into(), command: "rm -rf ./build".into(), by_hook: true });
     let effects = turn.verdict(v);
     assert!(matches!(effects.as_slice(), [Effect::Run(p, _)] if p.command == "rm -rf ./build" && p.id == "a"));
 }

@@ -797,8 +797,8 @@ impl Session {
                 }
             }
         }
-        if let Some(rewritten) = &verdict.rewritten {
-            let out = self.agent.render.notice(&format!("a hook rewrote the command: {rewritten}"));
+        if let Some(r) = verdict.rewritten.as_ref().filter(|r| r.by_hook) {
+            let out = self.agent.render.notice(&format!("a hook rewrote the command: {}", r.command));
             self.show(&out);
         }
         let effects = self.turn_input(|t| t.verdict(verdict));
