@@ -36,12 +36,15 @@ doc:
 
 # Throughput, echo latency, startup and idle cost of the PTY proxy, next to
 # `script -q` and a bare PTY; then the agent loop's latencies (a text chunk
-# to the screen, a tool call to the shell). UA_BENCH_QUICK=1 runs a short
+# to the screen, a tool call to the shell); the safety pipeline's cost per
+# decision; the secret scrubber's throughput. UA_BENCH_QUICK=1 runs a short
 # version.
 bench:
 	$(CARGO) build --release -p unixagent
 	$(CARGO) bench -p unixagent --bench proxy
 	$(CARGO) bench -p unixagent --bench agent
+	$(CARGO) bench -p ua-policy --bench pipeline
+	$(CARGO) bench -p ua-context --bench scrub
 
 # Each fuzz target (or those in FUZZ_TARGETS) for FUZZ_SECONDS (default 30)
 # on stable Rust; installs cargo-fuzz if missing and fails if a target

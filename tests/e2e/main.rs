@@ -11,6 +11,7 @@
 mod agent;
 mod capture;
 mod cli;
+mod command_line_secrets;
 mod dash_c;
 mod paging;
 mod proxy;

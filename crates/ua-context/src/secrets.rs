@@ -6,28 +6,61 @@
 //! keeps its name and becomes `API_KEY=[REDACTED:high_entropy]`.
 //!
 //! Known formats (AWS, GitHub, Slack, Stripe, OpenAI, Anthropic, JWT, PEM
-//! private keys, `Authorization` headers, bearer tokens, passwords in URLs)
-//! are redacted wherever they appear, and so is any value of six or more
-//! characters assigned to a password-like name (`PGPASSWORD=…`,
-//! `"password": "…"`; not `$VAR` references or `(none)`). Anything else is
-//! caught only when it
-//! looks assigned (`NAME=value`, `name: value`, `"name": "value"`), is at
-//! least [`MIN_GENERIC_LEN`] characters long, and its Shannon entropy per
-//! character reaches [`SECRET_NAME_ENTROPY`] when the name says it is
-//! secret (`…key…`, `…token…`, `…password…`) or [`OTHER_NAME_ENTROPY`]
-//! otherwise (a value starting with `/` is a path, not a token). The
-//! second threshold sits above what hexadecimal can reach
-//! (4 bits), so hashes, commit ids and UUIDs pass through while random
-//! base64 of 32 characters or more does not.
+//! private keys, `Authorization` headers, bearer tokens, passwords in URLs
+//! of any scheme, `redis://:pw@host` included) are redacted wherever they
+//! appear.
 //!
-//! This is best effort: a secret in a format no rule knows and with low
-//! entropy gets through. The environment allowlist (`env`) is the first
-//! line of defence; this is the second.
+//! Secrets given to programs as arguments are found by where they stand
+//! on a command line (`secrets/cmdline.rs`): options named for a secret,
+//! spaced or `=`-attached and quoted or not (`--password 'a b'`,
+//! `--token=…`, `--client-secret`, `--api-key`, `-storepass`, openssl's
+//! `pass:…`), assignments to such names of any length (`PGPASSWORD=…
+//! psql`, `export DB_PASSWORD="…"`, `-Ddb.password=…`, `?token=…`), and
+//! the programs whose own options carry one: `sshpass -p`, the mysql
+//! family's attached `-p…`, `docker login -p` and its kin, `htpasswd -b`,
+//! `curl -u user:…`, `smbclient -U user%…`, `redis-cli -a`,
+//! `ldapsearch -w`, `sqlcmd -P` and a few more. The value is replaced and
+//! the shape kept (`mysql -p[REDACTED:password]`). Where `-p` means a
+//! port (ssh, psql, `docker run`), where nothing is attached (`mysql -p`
+//! and `curl -u user` prompt) and where a value is a reference (`$PW`,
+//! `"$(cat f)"`), the text stays as it is. This pass runs between the
+//! known formats (so `--token ghp_…` keeps its kind) and the generic
+//! rules below.
+//!
+//! The generic rules: any value of six or more characters after a
+//! password-like name and `:` or `=` (`password: …`, `"password": "…"`,
+//! `password = …`; not `(none)`, and not a path after a bare `PWD`), and
+//! anything else only when it looks assigned (`NAME=value`,
+//! `name: value`, `"name": "value"`), is at least [`MIN_GENERIC_LEN`]
+//! characters long, and its Shannon entropy per character reaches
+//! [`SECRET_NAME_ENTROPY`] when the name says it is secret (`…key…`,
+//! `…token…`, `…password…`) or [`OTHER_NAME_ENTROPY`] otherwise (a value
+//! starting with `/` is a path, not a token). The second threshold sits
+//! above what hexadecimal can reach (4 bits), so hashes, commit ids and
+//! UUIDs pass through while random base64 of 32 characters or more does
+//! not.
+//!
+//! One [`RegexSet`] pass over the text says which rules, and whether the
+//! command-line pass, need a closer look, so text with none of their
+//! words costs one scan (`cargo bench -p ua-context --bench scrub` measures it).
+//!
+//! This is best effort. What gets through: a secret with no known format
+//! and low entropy that is not an argument of a shape the pass knows (a
+//! positional password such as `mc alias set s URL KEY SECRET`, a short
+//! option of a program not in its table, `echo 'u:pw' | chpasswd`); a
+//! quoted value that runs over a line break (only its first line is
+//! redacted); a command line read from `/proc/*/cmdline` (its NUL
+//! separators are dropped, so the words run together); and a literal that
+//! looks like a placeholder (`<token>`, `{{ … }}`, `true`). The
+//! environment allowlist (`env`) is the first line of defence; this is
+//! the second.
 
 use std::borrow::Cow;
 use std::sync::LazyLock;
 
 use regex::{Captures, Regex, RegexSet};
+
+mod cmdline;
 
 /// The shortest value the generic rule considers.
 pub const MIN_GENERIC_LEN: usize = 20;
@@ -100,12 +133,23 @@ const RULES: &[Rule] = &[
     Rule { kind: "bearer_token", pattern: r"(?i)\bbearer\s+(?P<s>[A-Za-z0-9\-._~+/]{16,}=*)", check: Check::Always },
     Rule {
         kind: "url_password",
-        pattern: r"\b[A-Za-z][A-Za-z0-9+.\-]*://[^/\s:@]+:(?P<s>[^/\s@]+)@",
+        // The user may be empty (`redis://:pw@host`); the password runs to
+        // the last `@` before the path, so one with an `@` in it is
+        // redacted whole.
+        pattern: r#"\b[A-Za-z][A-Za-z0-9+.\-]*://[^/\s:@'"<>]*:(?P<s>[^/\s'"<>]+)@"#,
         check: Check::Always,
     },
     Rule {
         kind: "password",
-        pattern: r#"(?i)(?:passw(?:or)?d|passwd|passphrase|\bpwd)["']?[ \t]*[:=][ \t]*["']?(?P<s>[^\s"',;()\[\]{}<>$][^\s"',;]{5,})"#,
+        pattern: r#"(?i)(?:passw(?:or)?d|passwd|passphrase|_pwd)["']?[ \t]*[:=][ \t]*["']?(?P<s>[^\s"',;()\[\]{}<>$][^\s"',;]{5,})"#,
+        check: Check::Always,
+    },
+    Rule {
+        // A bare `PWD` is a password in connection strings
+        // (`UID=sa;PWD=…`) but the working directory in `env`: a path is
+        // kept.
+        kind: "password",
+        pattern: r#"(?i)\bpwd["']?[ \t]*[:=][ \t]*["']?(?P<s>[^\s"',;()\[\]{}<>$/~][^\s"',;]{5,})"#,
         check: Check::Always,
     },
     Rule {
@@ -119,16 +163,21 @@ struct Compiled {
     set: RegexSet,
     rules: Vec<(&'static Rule, Regex)>,
     secret_name: Regex,
+    /// The anchors of [`cmdline`].
+    cmdline: Regex,
 }
 
 impl Compiled {
     fn new() -> Result<Self, regex::Error> {
         Ok(Compiled {
-            set: RegexSet::new(RULES.iter().map(|r| r.pattern))?,
+            // The rules, then the command-line anchors: one pass over the
+            // text says which of them need a closer look.
+            set: RegexSet::new(RULES.iter().map(|r| r.pattern.to_owned()).chain([cmdline::pattern()]))?,
             rules: RULES.iter().map(|r| Ok((r, Regex::new(r.pattern)?))).collect::<Result<_, regex::Error>>()?,
             secret_name: Regex::new(
                 r"(?i)key|secret|token|passw|pwd|credential|auth|session|cookie|private|signature",
             )?,
+            cmdline: Regex::new(&cmdline::pattern())?,
         })
     }
 }
@@ -150,9 +199,29 @@ pub fn redact_secrets(text: &str) -> Cow<'_, str> {
     if !hits.matched_any() {
         return Cow::Borrowed(text);
     }
-    let mut out = Cow::Borrowed(text);
-    for i in hits.iter() {
-        let (rule, re) = &c.rules[i];
+    // Known formats first, so a value keeps its specific kind
+    // (`--token [REDACTED:github_token]`); then command lines, whose
+    // values are redacted whole; then the generic rules, which would
+    // otherwise take a word that follows `--password= ` for its value.
+    let (formats, generic): (Vec<usize>, Vec<usize>) =
+        hits.iter().filter(|&i| i < RULES.len()).partition(|&i| !GENERIC.contains(&RULES[i].kind));
+    let mut out = apply_rules(Cow::Borrowed(text), c, &formats);
+    if hits.matched(RULES.len()) {
+        out = match out {
+            Cow::Borrowed(t) => cmdline::redact(t, &c.cmdline),
+            Cow::Owned(t) => Cow::Owned(cmdline::redact(&t, &c.cmdline).into_owned()),
+        };
+    }
+    // A marker never gives a generic rule a match the text did not have.
+    apply_rules(out, c, &generic)
+}
+
+/// Rules that read a value from its name alone, run after [`cmdline`].
+const GENERIC: &[&str] = &["password", "high_entropy"];
+
+fn apply_rules<'a>(mut out: Cow<'a, str>, c: &Compiled, which: &[usize]) -> Cow<'a, str> {
+    for &i in which {
+        let Some((rule, re)) = c.rules.get(i) else { continue };
         let replaced = re.replace_all(&out, |caps: &Captures<'_>| replacement(rule, caps, &c.secret_name));
         // The generic rule can match and still keep the text (low
         // entropy); only a real change makes a copy.

@@ -121,7 +121,9 @@ fn password_assignments_of_any_entropy() {
     assert_eq!(redact_secrets("db_password=correcthorsebatterystaple"), "db_password=[REDACTED:password]");
     assert_eq!(redact_secrets("PGPASSWORD=hunter22 psql"), "PGPASSWORD=[REDACTED:password] psql");
     assert_eq!(redact_secrets(r#"{"password":"abc12345"}"#), r#"{"password":"[REDACTED:password]"}"#);
-    for kept in ["PASSWORD=$DB_PASS", "password: (none)", "password=abc", "Password: [hidden]"] {
+    assert_eq!(redact_secrets("password=abc"), "password=[REDACTED:password]");
+    assert_eq!(redact_secrets("Driver=x;UID=sa;PWD=hunter22;"), "Driver=x;UID=sa;PWD=[REDACTED:password];");
+    for kept in ["PASSWORD=$DB_PASS", "password: (none)", "Password: [hidden]", "PWD=/home/me/src", "OLDPWD=~/x"] {
         assert_eq!(redact_secrets(kept), kept);
     }
 }

@@ -10,6 +10,7 @@
 use std::sync::Arc;
 
 use ua_backend::provider::Provider;
+use ua_context::secrets::redact_secrets;
 use ua_policy::audit::{AuditLog, Record};
 use ua_policy::classify::analyze;
 use ua_policy::gate::{Decision, Gate, Outcome as PolicyOutcome, PolicyConfig, Request, Rewriter};
@@ -124,7 +125,7 @@ impl Policy {
         };
         if decision.run_judge() {
             let verdict = match provider {
-                Some(p) => match tokio::time::timeout(JUDGE_TIMEOUT, judge(&*p, &decision.judge_input(&req))).await {
+                Some(p) => match tokio::time::timeout(JUDGE_TIMEOUT, judge(&*p, &judge_input(&decision, &req))).await {
                     Ok(v) => v,
                     Err(_) => Err(ua_policy::judge::JudgeError::Backend(format!(
                         "no answer within {} s",
@@ -153,6 +154,19 @@ impl Policy {
             None => Ok(()),
         }
     }
+}
+
+/// What the judge sees, with secrets redacted as in everything else sent
+/// to a model: the command may be the user's edit of a proposal, or a
+/// hook's rewrite, with a password in it. The instruction is the user's
+/// own message and goes as written, as it does to the agent's model.
+fn judge_input(d: &Decision, req: &Request) -> ua_policy::judge::JudgeInput {
+    let mut input = d.judge_input(req);
+    for c in &mut input.commands {
+        *c = redact_secrets(c).into_owned();
+    }
+    input.cwd = redact_secrets(&input.cwd).into_owned();
+    input
 }
 
 /// The turn's view of a decision.

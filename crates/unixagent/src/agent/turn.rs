@@ -367,8 +367,10 @@ impl Turn {
                 vec![Effect::Ask(p, verdict)]
             }
             Outcome::Deny => {
+                // A deny rule quotes the command, which may be the user's
+                // edit of the proposal with a password typed into it.
                 let text = format!("not run: denied ({}): {}", verdict.risk, verdict.reason);
-                self.results.push(error_result(&p.id, &text));
+                self.results.push(error_result(&p.id, &ua_context::secrets::redact_secrets(&text)));
                 let mut effects = vec![Effect::Notice(format!("denied: {}", verdict.reason))];
                 effects.extend(self.next_call());
                 effects

@@ -23,6 +23,7 @@ use ua_backend::provider::{EventStream, Fallback, Provider, Request};
 use ua_backend::tokens::{BudgetStatus, SessionBudget, estimate_message, estimate_prompt};
 use ua_context::fit::{fit, retry_budget};
 use ua_context::prompt::{ContextSnapshot, frame_tool_output};
+use ua_context::secrets::redact_secrets;
 use ua_protocol::conversation::{Message, Role};
 use ua_protocol::event::{StopReason, StreamEvent, Usage};
 use ua_protocol::journal::{DecisionOutcome, JournalEntry, TurnEndReason};
@@ -366,11 +367,15 @@ impl Session {
         let user_commands = self.recorder.take_commands();
         let cwd = self.cwd();
         for c in &user_commands {
+            // Redacted like everything the model is shown of them: the
+            // journal is readable from the session (`$UNIXAGENT_JOURNAL`),
+            // and a password inside a JSON string, its quotes escaped, is
+            // harder to find than on the command line it came from.
             self.journal(JournalEntry::UserCommand {
-                command: c.command.clone(),
+                command: redact_secrets(&c.command).into_owned(),
                 cwd: Some(cwd.clone()),
                 exit_code: c.exit_code,
-                output: c.output.clone(),
+                output: redact_secrets(&c.output).into_owned(),
             });
         }
         self.agent.snapshot = ContextSnapshot {
