@@ -33,7 +33,8 @@ const COMMANDS: &[&str] = &[
 fn main() {
     let quick = std::env::var_os("UA_BENCH_QUICK").is_some();
     let runs = if quick { 5 } else { 30 };
-    for (name, set) in [("plain output", &LINES[..3]), ("output with secret words", LINES), ("command lines", COMMANDS)] {
+    for (name, set) in [("plain output", &LINES[..3]), ("output with secret words", LINES), ("command lines", COMMANDS)]
+    {
         let mut text = String::new();
         while text.len() < 1 << 20 {
             for l in set {
