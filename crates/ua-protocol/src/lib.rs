@@ -1,6 +1,8 @@
 //! Pure data shared by every unixagent crate that talks about a conversation
 //! with a model.
 //!
+//! - [`agent`]: the agent's events and inputs, one stream each, which the
+//!   terminal renders for a person and `--json` writes as NDJSON.
 //! - [`conversation`]: the canonical conversation, shaped like Anthropic
 //!   content blocks (text, provider-stamped thinking, `tool_use`,
 //!   `tool_result` with text and image parts). Provider adapters translate
@@ -33,6 +35,7 @@
 //! assert_eq!(OutputMode::default(), OutputMode::Full);
 //! ```
 
+pub mod agent;
 pub mod conversation;
 pub mod event;
 pub mod journal;

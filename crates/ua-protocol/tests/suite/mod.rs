@@ -1,1 +1,2 @@
 mod conversation;
+mod schema;

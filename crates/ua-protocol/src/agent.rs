@@ -1,0 +1,266 @@
+//! The agent's side of a session as one stream of events out and one of
+//! inputs in. A terminal renders the events for a person and turns keys
+//! into inputs; `unixagent --json` writes each event as one JSON line and
+//! reads inputs as JSON lines. Both are the same values, so the two modes
+//! cannot drift apart. `docs/ndjson.md` documents the wire form and
+//! `docs/ndjson.schema.json` is its JSON Schema.
+//!
+//! Every field is always present on the wire; a field with no value is
+//! `null`.
+//!
+//! ```
+//! use ua_protocol::agent::{AgentEvent, Input, Line};
+//!
+//! let e = AgentEvent::Text { text: "Looking.".into() };
+//! assert_eq!(serde_json::to_string(&e).unwrap(), r#"{"type":"text","text":"Looking."}"#);
+//!
+//! assert_eq!(Line::parse("# list the files"), Line::Input(Input::Instruction { text: "list the files".into() }));
+//! assert_eq!(Line::parse(r#"{"type":"cancel"}"#), Line::Input(Input::Cancel));
+//! assert_eq!(Line::parse("ls -la"), Line::Shell("ls -la".into()));
+//! ```
+
+use serde::{Deserialize, Serialize};
+
+/// The version of the NDJSON schema, in the `session` event's `v`.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// What the gate decided about a proposed command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GateDecision {
+    Allow,
+    Ask,
+    Deny,
+}
+
+/// How a command ended, or why it did not run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CommandStatus {
+    /// Ran and exited 0.
+    Ok,
+    /// Ran and exited non-zero.
+    Failed,
+    /// The gate, a hook, the judge or an unanswered question refused it.
+    Denied,
+    /// A person skipped it, or an earlier failure or a new direction
+    /// dropped it.
+    Skipped,
+    /// It ran past the command timeout and was interrupted.
+    Timeout,
+    /// It was interrupted (Ctrl+C, a cancel, a signal).
+    Interrupted,
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    Ok,
+    Error,
+    Cancelled,
+}
+
+/// Tokens used, summed over the run's model calls.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TokenUsage {
+    pub input: u64,
+    pub output: u64,
+}
+
+/// One thing that happened, in the order it happened.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum AgentEvent {
+    /// The first event of a run.
+    Session {
+        /// [`SCHEMA_VERSION`].
+        v: u32,
+        /// The session id.
+        id: String,
+        /// The session journal's path, if it could be opened.
+        journal: Option<String>,
+        /// The shell commands run in.
+        shell: String,
+        /// Its working directory at the start.
+        cwd: String,
+    },
+    /// Answer text from the model (a delta: concatenate them).
+    Text { text: String },
+    /// The model's thinking, when the provider shows it (a delta).
+    Thinking { text: String },
+    /// A command the model proposed, after the gate decided.
+    Command {
+        id: String,
+        command: String,
+        /// The risk level's name (`read_only` … `denied`).
+        risk: String,
+        decision: GateDecision,
+        /// The rule, hook, grant or mode that decided.
+        rule: Option<String>,
+    },
+    /// The command with this id waits for an approval.
+    ApprovalRequest { id: String, command: String, risk: String, reason: String },
+    /// A command finished, or will not run.
+    CommandResult {
+        id: String,
+        /// `null` when it did not run.
+        exit_code: Option<i32>,
+        /// What it printed, capped and scrubbed exactly as the model gets it.
+        output: String,
+        status: CommandStatus,
+    },
+    /// A short line the terminal shows dimmed (a rewrite, a retry).
+    Notice { text: String },
+    /// Something went wrong; `message` is the one sentence a person sees.
+    Error { message: String, kind: String },
+    /// The last event of a run, always.
+    Result {
+        status: RunStatus,
+        /// What the process exits with.
+        exit_code: i32,
+        usage: TokenUsage,
+        /// Commands that ran.
+        commands: u32,
+    },
+}
+
+/// What a person or a program tells the agent.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Input {
+    /// Start a turn (queued while one runs).
+    Instruction { text: String },
+    /// Answer an [`AgentEvent::ApprovalRequest`].
+    Approval { id: String, decision: Approval },
+    /// New direction for the running turn: what is queued is dropped and
+    /// the model revises its plan.
+    Steer { text: String },
+    /// End the running turn now.
+    Cancel,
+}
+
+/// The answer to an approval request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Approval {
+    Allow,
+    Deny,
+}
+
+/// One line read on stdin in batch mode.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Line {
+    /// A JSON input, or a `#` line (an instruction).
+    Input(Input),
+    /// Any other line: it goes to the shell, as in pipe mode.
+    Shell(String),
+    /// A line that starts like JSON but is not a valid input; the message
+    /// says why in one sentence.
+    Invalid(String),
+}
+
+impl Line {
+    /// Reads one line (without its newline).
+    pub fn parse(line: &str) -> Line {
+        let trimmed = line.trim_start();
+        if let Some(text) = trimmed.strip_prefix('#') {
+            return Line::Input(Input::Instruction { text: text.trim().to_string() });
+        }
+        if trimmed.starts_with('{') {
+            return match serde_json::from_str::<Input>(trimmed) {
+                Ok(input) => Line::Input(input),
+                Err(e) => Line::Invalid(format!(
+                    "this input line is not one of instruction, approval, steer or cancel ({e}); see docs/ndjson.md"
+                )),
+            };
+        }
+        Line::Shell(line.to_string())
+    }
+}
+
+impl AgentEvent {
+    /// The event as one line of JSON, newline included.
+    pub fn to_line(&self) -> String {
+        let mut s = serde_json::to_string(self).unwrap_or_else(|e| {
+            // Serialising these plain values cannot fail; if it ever did,
+            // the stream must still be valid JSON lines.
+            format!(r#"{{"type":"error","message":"an event could not be written ({e})","kind":"internal"}}"#)
+        });
+        s.push('\n');
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::{Value, json};
+
+    fn wire(e: &AgentEvent) -> Value {
+        serde_json::from_str(&e.to_line()).unwrap_or(Value::Null)
+    }
+
+    #[test]
+    fn every_field_is_present_and_null_when_empty() {
+        let e = AgentEvent::Command {
+            id: "t1".into(),
+            command: "ls".into(),
+            risk: "read_only".into(),
+            decision: GateDecision::Allow,
+            rule: None,
+        };
+        assert_eq!(
+            wire(&e),
+            json!({"type": "command", "id": "t1", "command": "ls", "risk": "read_only", "decision": "allow", "rule": null})
+        );
+        let r = AgentEvent::CommandResult {
+            id: "t1".into(),
+            exit_code: None,
+            output: String::new(),
+            status: CommandStatus::Denied,
+        };
+        assert_eq!(wire(&r)["exit_code"], Value::Null);
+        assert_eq!(wire(&r)["status"], "denied");
+    }
+
+    #[test]
+    fn events_round_trip() {
+        let events = [
+            AgentEvent::Session {
+                v: SCHEMA_VERSION,
+                id: "s".into(),
+                journal: Some("/j".into()),
+                shell: "/bin/bash".into(),
+                cwd: "/w".into(),
+            },
+            AgentEvent::Result {
+                status: RunStatus::Cancelled,
+                exit_code: 130,
+                usage: TokenUsage { input: 10, output: 2 },
+                commands: 1,
+            },
+        ];
+        for e in events {
+            let line = e.to_line();
+            assert!(line.ends_with('\n') && !line[..line.len() - 1].contains('\n'));
+            assert_eq!(serde_json::from_str::<AgentEvent>(&line).ok(), Some(e));
+        }
+    }
+
+    #[test]
+    fn input_lines() {
+        assert_eq!(
+            Line::parse(r#"{"type":"approval","id":"t1","decision":"deny"}"#),
+            Line::Input(Input::Approval { id: "t1".into(), decision: Approval::Deny })
+        );
+        assert_eq!(
+            Line::parse(r#" {"type":"steer","text":"smaller"}"#),
+            Line::Input(Input::Steer { text: "smaller".into() })
+        );
+        assert_eq!(Line::parse("#   what is here  "), Line::Input(Input::Instruction { text: "what is here".into() }));
+        assert!(matches!(Line::parse(r#"{"type":"approve"}"#), Line::Invalid(m) if m.contains("docs/ndjson.md")));
+        assert!(matches!(Line::parse("{not json"), Line::Invalid(_)));
+        assert_eq!(Line::parse("echo {x}"), Line::Shell("echo {x}".into()));
+    }
+}
