@@ -37,8 +37,9 @@ use super::{AgentOptions, Session};
 use crate::agent::ConfirmMode;
 use crate::agent::backend::{self, Built};
 use crate::agent::capture::Capture;
-use crate::agent::confirm::{self, Situation, Step};
+use crate::agent::confirm::{self, Situation};
 use crate::agent::gate::{self, Gated, Policy};
+use crate::agent::question::{Question, Reply, Step};
 use crate::agent::render::{Renderer, SPINNER_FRAME};
 use crate::agent::turn::{Answer, Effect, End, Outcome, Proposal, Turn, Verdict};
 use ua_policy::gate::Request as PolicyRequest;
@@ -74,17 +75,6 @@ struct Running {
     began: Instant,
 }
 
-/// What keys mean while the agent waits for the human.
-#[derive(Debug)]
-enum Asking {
-    /// One key: y, n, e, a, q, or `#`.
-    Key,
-    /// A privileged command: `yes` must be typed out.
-    Typed(String),
-    /// A steering line after `#`.
-    Steer(String),
-}
-
 pub(super) struct AgentSide {
     opts: AgentOptions,
     /// `-c '# …'`: the session ends with the first turn.
@@ -111,7 +101,8 @@ pub(super) struct AgentSide {
     shell_ready: bool,
     waiting_run: Option<Proposal>,
     running: Option<Running>,
-    asking: Option<Asking>,
+    /// The question on screen, while the agent waits for the person.
+    asking: Option<Question>,
     /// The proposal (id, command) whose line is on screen.
     shown: Option<(String, String)>,
     /// The verdict of the proposal being asked about, to ask again.
@@ -771,21 +762,21 @@ impl Session {
         let step = confirm::step(&verdict, situation);
         self.agent.question_approves_plan = false;
         match step {
-            Step::Run { by_plan: true } => {
+            confirm::Step::Run { by_plan: true } => {
                 verdict.outcome = Outcome::Allow;
                 verdict.reason = "approved with the plan".into();
                 self.journal_decision(&p, DecisionOutcome::Run, &verdict.reason, "human", &verdict.risk);
                 self.audit_human(true);
             }
-            Step::Ask { approves_plan, .. } => {
+            confirm::Step::Ask { approves_plan, .. } => {
                 if verdict.outcome == Outcome::Allow {
                     verdict.reason = format!("{} (confirm_mode = each asks anyway)", verdict.reason);
                 }
                 verdict.outcome = Outcome::Ask;
                 self.agent.question_approves_plan = approves_plan;
             }
-            Step::Run { by_plan: false } | Step::Deny => {
-                let outcome = if step == Step::Deny {
+            confirm::Step::Run { by_plan: false } | confirm::Step::Deny => {
+                let outcome = if step == confirm::Step::Deny {
                     if verdict.outcome == Outcome::Ask {
                         verdict.reason =
                             format!("approval is needed and there is no terminal to ask on: {}", verdict.reason);
@@ -861,11 +852,12 @@ impl Session {
         self.agent.shown = Some((p.id.clone(), p.command.clone()));
         self.agent.asked = Some(v.clone());
         self.show(&out);
-        self.agent.asking = Some(if v.strong { Asking::Typed(String::new()) } else { Asking::Key });
+        self.agent.asking = Some(Question::new(v.strong));
         Vec::new()
     }
 
     fn answer(&mut self, answer: Answer) {
+        self.agent.asking = None;
         let out = self.agent.render.hand_over();
         self.show(&out);
         if let Some(p) = self.agent.turn.as_ref().and_then(|t| t.current()).cloned() {
@@ -926,96 +918,55 @@ impl Session {
     }
 
     fn agent_key(&mut self, key: Key) {
-        let Some(asking) = self.agent.asking.take() else {
+        let Some(question) = self.agent.asking.as_mut() else {
             // Streaming or waiting: only Ctrl+C means something.
             if key == Key::Ctrl('c') {
                 self.cancel_turn();
             }
             return;
         };
-        match (asking, key) {
-            (_, Key::Ctrl('c')) => self.answer(Answer::Quit),
-            (Asking::Key, Key::Char('y' | 'Y')) => {
-                self.show("y");
+        for step in question.key(key) {
+            match step {
+                Step::Echo(text) => self.show(text),
+                Step::EchoChar(c) => self.show(&c.to_string()),
+                Step::Edit => {
+                    self.edit_current();
+                    if self.agent.editing.is_none()
+                        && let Some(q) = self.agent.asking.as_mut()
+                    {
+                        q.reset();
+                    }
+                }
+                Step::Pause => self.pause(),
+                Step::Answer(reply) => self.reply(reply),
+            }
+        }
+    }
+
+    /// The person's answer to the question ([`Question`]).
+    fn reply(&mut self, reply: Reply) {
+        let current = self.agent.turn.as_ref().and_then(|t| t.current()).map(|p| p.command.clone());
+        match reply {
+            Reply::Run => {
                 self.agent.plan_approved |= self.agent.question_approves_plan;
                 self.answer(Answer::Run)
             }
-            (Asking::Key, Key::Char('n' | 'N')) => {
-                self.show("n");
-                self.answer(Answer::Skip)
+            Reply::RunAndAllowCommand => {
+                if let Some(command) = current {
+                    self.agent.grants.add(Grant::exact(&command));
+                }
+                self.answer(Answer::Run)
             }
-            (Asking::Key, Key::Char('q' | 'Q')) => {
-                self.show("q");
-                self.answer(Answer::Quit)
-            }
-            (Asking::Key, Key::Char('a')) => {
-                self.show("a");
-                if let Some(p) = self.agent.turn.as_ref().and_then(|t| t.current()) {
-                    let grant = Grant::exact(&p.command);
+            Reply::RunAndAllowProgram => {
+                if let Some(command) = current {
+                    let grant = gate::grant_program(&command).unwrap_or_else(|| Grant::exact(&command));
                     self.agent.grants.add(grant);
                 }
                 self.answer(Answer::Run)
             }
-            (Asking::Key, Key::Char('A')) => {
-                self.show("A");
-                if let Some(p) = self.agent.turn.as_ref().and_then(|t| t.current()) {
-                    let grant = gate::grant_program(&p.command).unwrap_or_else(|| Grant::exact(&p.command));
-                    self.agent.grants.add(grant);
-                }
-                self.answer(Answer::Run)
-            }
-            (Asking::Key, Key::Char('e' | 'E')) => {
-                self.show("e");
-                self.edit_current();
-                if self.agent.editing.is_none() {
-                    self.agent.asking = Some(self.question());
-                }
-            }
-            (Asking::Key | Asking::Typed(_), Key::Esc) => self.pause(),
-            (Asking::Key | Asking::Typed(_), Key::Char('#')) => {
-                self.show("#");
-                self.agent.asking = Some(Asking::Steer(String::new()));
-            }
-            (Asking::Typed(mut typed), Key::Char(c)) => {
-                typed.push(c);
-                self.show(&c.to_string());
-                self.agent.asking = Some(Asking::Typed(typed));
-            }
-            (Asking::Typed(typed), Key::Enter) => match typed.trim() {
-                "yes" => self.answer(Answer::Run),
-                "q" | "quit" => self.answer(Answer::Quit),
-                _ => self.answer(Answer::Skip),
-            },
-            (Asking::Steer(mut text), Key::Char(c)) => {
-                text.push(c);
-                self.show(&c.to_string());
-                self.agent.asking = Some(Asking::Steer(text));
-            }
-            (Asking::Steer(mut text), Key::Backspace) => {
-                if text.pop().is_some() {
-                    self.show("\x08 \x08");
-                    self.agent.asking = Some(Asking::Steer(text));
-                } else {
-                    // Backspacing over the `#` goes back to the question.
-                    self.show("\x08 \x08");
-                    self.agent.asking = Some(self.question());
-                }
-            }
-            (Asking::Steer(text), Key::Enter) => {
-                let text = text.trim().to_string();
-                if text.is_empty() {
-                    self.agent.asking = Some(self.question());
-                } else {
-                    self.answer(Answer::Steer(text));
-                }
-            }
-            (Asking::Typed(mut typed), Key::Backspace) => {
-                if typed.pop().is_some() {
-                    self.show("\x08 \x08");
-                }
-                self.agent.asking = Some(Asking::Typed(typed));
-            }
-            (asking, _) => self.agent.asking = Some(asking),
+            Reply::Skip => self.answer(Answer::Skip),
+            Reply::Quit => self.answer(Answer::Quit),
+            Reply::Steer(text) => self.answer(Answer::Steer(text)),
         }
     }
 
@@ -1038,33 +989,18 @@ impl Session {
     pub(super) fn on_edited(&mut self, edited: Option<Result<String, String>>) {
         let _ = crossterm::terminal::enable_raw_mode();
         match edited {
-            Some(Ok(command)) if !command.trim().is_empty() => {
-                self.agent.asking = Some(Asking::Key);
-                self.answer(Answer::Edit(command.trim().to_string()));
-            }
-            Some(Ok(_)) => {
-                self.agent.asking = Some(Asking::Key);
-                self.answer(Answer::Skip);
-            }
+            Some(Ok(command)) if !command.trim().is_empty() => self.answer(Answer::Edit(command.trim().to_string())),
+            Some(Ok(_)) | None => self.answer(Answer::Skip),
             Some(Err(e)) => {
                 let out = self.agent.render.error(&e);
                 self.show(&out);
-                self.agent.asking = Some(self.question());
+                if let Some(q) = self.agent.asking.as_mut() {
+                    q.reset();
+                }
                 let again = self.agent.render.question(&self.current_verdict());
                 self.show(&again);
             }
-            None => {
-                self.agent.asking = Some(Asking::Key);
-                self.answer(Answer::Skip);
-            }
         }
-    }
-
-    /// The question on screen, fresh: going back to it (from a steering
-    /// line, the editor or a pause) must never turn a typed `yes` into a
-    /// single key.
-    fn question(&self) -> Asking {
-        if self.agent.asked.as_ref().is_some_and(|v| v.strong) { Asking::Typed(String::new()) } else { Asking::Key }
     }
 
     fn current_verdict(&self) -> Verdict {
@@ -1081,7 +1017,9 @@ impl Session {
     /// Esc at a question: the shell comes back with the turn waiting. A
     /// lone `#` resumes it; `# text` steers it.
     fn pause(&mut self) {
-        self.agent.asking = Some(self.question());
+        if let Some(q) = self.agent.asking.as_mut() {
+            q.reset();
+        }
         self.agent.paused = true;
         let out = self.agent.render.hand_over();
         self.show(&out);
