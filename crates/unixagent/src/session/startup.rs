@@ -72,7 +72,10 @@ fn quote(line: &str) -> String {
 
 /// The line unixagent prints when no marker arrived in time.
 pub fn failure_message(shell: &str, waited_ms: u128, error: Option<&str>, oneshot: bool) -> String {
-    let seconds = waited_ms.div_ceil(1000);
+    // Tenths of a second, with a whole number shown whole ("5 s", "1.5 s").
+    let tenths = (waited_ms + 50) / 100;
+    let seconds =
+        if tenths.is_multiple_of(10) { (tenths / 10).to_string() } else { format!("{}.{}", tenths / 10, tenths % 10) };
     let printed = match error {
         Some(e) => format!("{shell} printed: {e}"),
         None => format!("{shell} printed no error"),
@@ -130,14 +133,14 @@ mod tests {
 
     #[test]
     fn the_message_says_what_was_printed_and_what_to_run() {
-        let m = failure_message("bash", 5000, Some("bash: x: command not found"), false);
+        let m = failure_message("bash", 5003, Some("bash: x: command not found"), false);
         assert_eq!(
             m,
             "unixagent: no prompt marker from bash after 5 s, so shell integration is not working (bash printed: bash: x: command not found); `unixagent --shell-debug` traces the start-up to show why; start instructions with ## (prompts are guessed)."
         );
-        let m = failure_message("zsh", 1500, None, true);
+        let m = failure_message("zsh", 1502, None, true);
         assert!(
-            m.contains("after 2 s")
+            m.contains("after 1.5 s")
                 && m.contains("(zsh printed no error)")
                 && m.ends_with("the instruction cannot run.")
         );
