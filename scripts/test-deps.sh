@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs what the test suite drives for real: the shells (bash, zsh, fish,
 # dash), script(1) and setpriv(1) from util-linux, vim and python3 for full-screen and REPL
-# tests. Debian and Ubuntu only; elsewhere it names what is missing.
+# tests, and the prompt frameworks and tools the bash dotfile tests load
+# (liquidprompt, powerline, direnv, fzf, zoxide, bash-completion). Debian
+# and Ubuntu only; elsewhere it names what is missing.
 set -euo pipefail
 
 need=()
@@ -15,6 +17,13 @@ have vim || need+=(vim-nox)
 have python3 || need+=(python3)
 have tput || need+=(ncurses-bin)
 have cc || need+=(gcc)
+# Dotfile tests (tests/e2e/bash_*.rs) load these as users do.
+have direnv || need+=(direnv)
+have fzf || need+=(fzf)
+have zoxide || need+=(zoxide)
+have powerline-config || need+=(powerline)
+[ -r /usr/share/liquidprompt/liquidprompt ] || need+=(liquidprompt)
+[ -r /usr/share/bash-completion/bash_completion ] || need+=(bash-completion)
 [ ${#need[@]} -eq 0 ] && exit 0
 
 if ! have apt-get; then

@@ -9,10 +9,16 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod agent;
+mod bash_frameworks;
+mod bash_hooks;
+mod bash_options;
+mod bash_prompt_command;
 mod capture;
 mod cli;
 mod command_line_secrets;
 mod dash_c;
+mod dotfiles;
+mod integration_failure;
 mod paging;
 mod proxy;
 mod servers;

@@ -143,6 +143,23 @@ pub fn prepare(spec: &ShellSpec) -> Result<Launch, TermError> {
     Ok(launch)
 }
 
+impl Launch {
+    /// Makes the shell trace its start-up, for `unixagent --shell-debug`:
+    /// bash and zsh get `-x` (after bash's long options, which must come
+    /// first), fish gets `fish_trace`. Tracing stays on at the prompt, so
+    /// the hooks that run there show too.
+    pub fn trace_startup(&mut self) {
+        match self.kind {
+            ShellKind::Bash | ShellKind::Zsh => {
+                let at = if self.args.first().is_some_and(|a| a == "--rcfile") { 2 } else { 0 };
+                self.args.insert(at.min(self.args.len()), "-x".into());
+            }
+            ShellKind::Fish => self.env.push(("fish_trace".into(), "1".into())),
+            ShellKind::Other => {}
+        }
+    }
+}
+
 /// Single-quotes a path for fish (and POSIX shells).
 fn shell_quote(p: &Path) -> OsString {
     let s = p.to_string_lossy().replace('\'', "'\\''");
@@ -223,6 +240,17 @@ mod tests {
         assert_eq!(std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777, 0o700);
         drop(l);
         assert!(!dir.exists(), "script directory is removed on drop");
+    }
+
+    #[test]
+    fn tracing_goes_after_bashs_long_options() {
+        let mut l = prepare(&spec("/bin/bash", false)).unwrap();
+        l.trace_startup();
+        assert_eq!(l.args[0], "--rcfile");
+        assert_eq!(l.args[2], "-x");
+        let mut l = prepare(&spec("/usr/bin/fish", false)).unwrap();
+        l.trace_startup();
+        assert!(l.env.contains(&("fish_trace".into(), "1".into())));
     }
 
     #[test]

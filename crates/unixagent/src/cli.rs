@@ -54,6 +54,12 @@ pub struct Cli {
     #[arg(long)]
     pub trace: bool,
 
+    /// Start the shell with its start-up traced (bash and zsh -x, fish's
+    /// fish_trace) and say when shell integration starts working: for
+    /// finding out why it does not. Works inside a unixagent session too.
+    #[arg(long)]
+    pub shell_debug: bool,
+
     /// Words for the shell: after `-c STRING` they become `$0 $1 …`; for an
     /// interactive session they are passed to the shell (put them after `--`).
     #[arg(value_name = "SHELL_ARGS", trailing_var_arg = true, allow_hyphen_values = true)]

@@ -89,6 +89,7 @@ fn run(cli: cli::Cli, login_by_name: bool) -> anyhow::Result<i32> {
                 args: cli.shell_args,
                 integration: true,
                 integration_timeout: Duration::from_millis(cfg.shell.integration_timeout_ms),
+                shell_debug: cli.shell_debug,
                 agent,
                 oneshot: Some(instruction_text(string).to_string()),
             });
@@ -101,7 +102,9 @@ fn run(cli: cli::Cli, login_by_name: bool) -> anyhow::Result<i32> {
     if !stdin_tty {
         return pipe::run(&shell, login, &cli.shell_args);
     }
-    if let Some(outer) = std::env::var_os(shell::SESSION_ENV) {
+    // --shell-debug is asked for from inside a session whose integration
+    // failed: run it there rather than start a plain shell.
+    if let Some(outer) = std::env::var_os(shell::SESSION_ENV).filter(|_| !cli.shell_debug) {
         eprintln!(
             "unixagent: already running inside unixagent (session {}); starting {} without it.",
             outer.to_string_lossy(),
@@ -116,6 +119,7 @@ fn run(cli: cli::Cli, login_by_name: bool) -> anyhow::Result<i32> {
         args: cli.shell_args,
         integration: cfg.shell.integration,
         integration_timeout: Duration::from_millis(cfg.shell.integration_timeout_ms),
+        shell_debug: cli.shell_debug,
         agent,
         oneshot: None,
     })

@@ -38,6 +38,7 @@ use crate::{shell, terminal};
 
 mod agent;
 mod record;
+mod startup;
 
 /// How long a hung-up shell gets to exit before it is killed.
 const HANGUP_GRACE: Duration = Duration::from_secs(3);
@@ -49,6 +50,8 @@ pub struct Options {
     pub args: Vec<OsString>,
     pub integration: bool,
     pub integration_timeout: Duration,
+    /// Trace the shell's start-up (`--shell-debug`).
+    pub shell_debug: bool,
     /// The model backend and how turns run.
     pub agent: AgentOptions,
     /// `-c '# …'`: run this one instruction, then exit with the status of
@@ -84,12 +87,15 @@ pub fn run(opts: Options) -> anyhow::Result<i32> {
 async fn run_async(opts: Options) -> anyhow::Result<i32> {
     // Signals are registered before the shell exists so that none is lost.
     let mut signals = Signals::new()?;
-    let launch = integration::prepare(&ShellSpec {
+    let mut launch = integration::prepare(&ShellSpec {
         program: opts.shell.clone(),
         login: opts.login,
         args: opts.args.clone(),
         integration: opts.integration,
     })?;
+    if opts.shell_debug {
+        launch.trace_startup();
+    }
     let colour = terminal::colour(std::io::stderr().as_fd());
     let stdin_tty = nix::unistd::isatty(std::io::stdin().as_fd()).unwrap_or(false);
     let oneshot = opts.oneshot.is_some();
@@ -158,6 +164,9 @@ async fn run_async(opts: Options) -> anyhow::Result<i32> {
         to_shell: Vec::new(),
         size: (cols, rows),
         integration_deadline: launch.integrated.then(|| Instant::now() + opts.integration_timeout),
+        startup: launch.integrated.then(startup::StartupLog::default),
+        started: Instant::now(),
+        shell_debug: opts.shell_debug,
         quiet_deadline: None,
         kill_deadline: None,
         hung_up: false,
@@ -278,6 +287,10 @@ struct Session {
     to_shell: Vec<u8>,
     size: (u16, u16),
     integration_deadline: Option<Instant>,
+    /// What the shell printed until its first marker (see `startup`).
+    startup: Option<startup::StartupLog>,
+    started: Instant,
+    shell_debug: bool,
     quiet_deadline: Option<Instant>,
     kill_deadline: Option<Instant>,
     hung_up: bool,
@@ -392,7 +405,16 @@ impl Session {
             self.on_output_in_turn(bytes);
             return;
         }
-        self.write_out(bytes);
+        if let Some(log) = &mut self.startup {
+            log.feed(bytes);
+            if self.shell_debug {
+                self.write_out_debug(bytes);
+            } else {
+                self.write_out(bytes);
+            }
+        } else {
+            self.write_out(bytes);
+        }
         let mut events = std::mem::take(&mut self.events_at);
         self.scanner.feed_at(bytes, |end, e| events.push((end, e)));
         self.tail.feed(bytes);
@@ -407,6 +429,7 @@ impl Session {
                     // The shell has read its startup files: the scripts are
                     // no longer needed on disk.
                     self.scripts = None;
+                    self.startup = None;
                     self.icpt.set_mode(Mode::Markers);
                 }
                 Transition::FreshInput => {
@@ -423,6 +446,23 @@ impl Session {
         if self.icpt.mode() == Mode::Heuristic && !self.icpt.at_prompt() {
             self.quiet_deadline = Some(Instant::now() + heuristic::QUIET);
         }
+    }
+
+    /// Output before integration is confirmed, under `--shell-debug`: the
+    /// line saying integration works goes just before the first prompt
+    /// marker, so it does not land in the middle of the prompt.
+    fn write_out_debug(&mut self, bytes: &[u8]) {
+        const A: &[u8] = b"\x1b]133;A";
+        let Some(at) = bytes.windows(A.len()).position(|w| w == A) else {
+            self.write_out(bytes);
+            return;
+        };
+        self.write_out(&bytes[..at]);
+        let ms = self.started.elapsed().as_millis();
+        let msg = format!("unixagent: shell integration is working (first prompt marker after {ms} ms).");
+        let line = format!("{}\r\n", dim(&msg, self.colour));
+        self.write_out(line.as_bytes());
+        self.write_out(&bytes[at..]);
     }
 
     fn on_input(&mut self, bytes: &[u8]) {
@@ -487,21 +527,17 @@ impl Session {
         if self.integration_deadline.is_some_and(|d| d <= now) {
             self.integration_deadline = None;
             self.scripts = None;
+            let printed = self.startup.take().and_then(|l| l.error_line());
+            let waited = self.started.elapsed().as_millis();
             if !self.state.integrated() && self.agent.oneshot() {
-                let msg = format!(
-                    "unixagent: no prompt marker from {} yet, so shell integration is not working and the instruction cannot run.",
-                    self.shell_name
-                );
+                let msg = startup::failure_message(self.shell_name, waited, printed.as_deref(), true);
                 self.write_err(&msg);
                 self.exit_now = Some(1);
                 return;
             }
             if !self.state.integrated() {
                 self.icpt.set_mode(Mode::Heuristic);
-                let msg = format!(
-                    "unixagent: no prompt marker from {} yet, so shell integration is not working; start instructions with ## (prompts are guessed).",
-                    self.shell_name
-                );
+                let msg = startup::failure_message(self.shell_name, waited, printed.as_deref(), false);
                 let line = format!("\r\n{}\r\n", dim(&msg, self.colour));
                 self.write_out(line.as_bytes());
                 self.quiet_deadline = Some(now + heuristic::QUIET);

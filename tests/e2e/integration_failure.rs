@@ -1,0 +1,39 @@
+//! When shell integration does not confirm, the one line unixagent prints
+//! says what the shell printed and how to look closer; `--shell-debug`
+//! traces the start-up.
+
+use crate::support::*;
+
+/// A ~/.bashrc that fails, then replaces the shell with one that never
+/// loads our integration.
+const BROKEN: &str = ". ~/.config/missing-aliases.sh\nexec bash --norc --noprofile\n";
+
+fn short_timeout(home: &Home) {
+    home.write(".config/unixagent/config.toml", "[shell]\nintegration_timeout_ms = 1500\n");
+}
+
+#[test]
+fn the_failure_line_quotes_the_error_and_names_the_diagnosis() {
+    let home = Home::new();
+    home.write(".bashrc", BROKEN);
+    short_timeout(&home);
+    let t = home.spawn("bash").start();
+    t.wait_text("no prompt marker from bash");
+    t.wait_text("start instructions with ##");
+    let text = t.screen_text().replace('\n', "");
+    assert!(text.contains("missing-aliases.sh: No such file or directory"), "{text}");
+    assert!(text.contains("unixagent --shell-debug"), "{text}");
+}
+
+#[test]
+fn shell_debug_traces_start_up_and_says_when_integration_works() {
+    let home = Home::new();
+    home.write(".bashrc", "PS1='PS1-MARK> '\nUA_TRACED_LINE=1\n");
+    let mut t = home.spawn("bash").arg("--shell-debug").start();
+    // bash -x printed the user's start-up file as it ran.
+    t.wait_raw_count(b"+ UA_TRACED_LINE=1", 1);
+    t.wait_raw_count(b"shell integration is working", 1);
+    wait_prompt(&t, 1);
+    run(&mut t, "echo debug-session-works");
+    t.wait_text("\ndebug-session-works");
+}
