@@ -140,3 +140,36 @@ fn lines_on_a_pipe_go_to_the_shell_and_hash_lines_are_instructions() {
     assert_eq!(String::from_utf8_lossy(&out.stdout), "one\n# captured: do a thing\ntwo /tmp\n");
     assert_eq!(out.status.code(), Some(3));
 }
+
+/// A one-shot whose model fails after a command that succeeded exits
+/// non-zero, and a file or pipe gets the command's output as text: no
+/// colours, no shell markers.
+#[test]
+fn one_shot_exits_non_zero_when_the_turn_fails_and_writes_only_text() {
+    let home = Home::new();
+    let server = crate::agent::model(
+        r#"
+[[turn]]
+tool_calls = [{ name = "shell", input = { command = "echo plain-$((1+1)); grep --color=always mark <<< 'a mark here'" } }]
+
+[[turn]]
+status = 400
+body = '{"type":"error","error":{"type":"invalid_request_error","message":"something the server did not like"}}'
+"#,
+    );
+    let out = Command::new(unixagent())
+        .args(["--shell", "/bin/bash", "-c", "# show me"])
+        .env("HOME", home.path())
+        .current_dir(home.path())
+        .env("ANTHROPIC_BASE_URL", server.base_url())
+        .env("ANTHROPIC_API_KEY", "test-key")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_ne!(out.status.code(), Some(0), "{stdout}{stderr}");
+    assert!(stdout.contains("plain-2") && stdout.contains("a mark here"), "{stdout:?}");
+    assert!(!stdout.contains('\x1b') && !stdout.contains('\r') && !stdout.contains('\x07'), "{stdout:?}");
+    assert!(format!("{stdout}{stderr}").contains("something the server did not like"), "{stdout}{stderr}");
+}

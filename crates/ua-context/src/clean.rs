@@ -55,6 +55,13 @@ impl TerminalText {
         self.parser.advance(&mut self.text, bytes);
     }
 
+    /// The text fed since the last call, escape sequences removed but
+    /// line controls (`\r`, backspace) kept, for passing output on as it
+    /// comes. A sequence split across reads stays pending until complete.
+    pub fn drain(&mut self) -> String {
+        std::mem::take(&mut self.text.0)
+    }
+
     /// The plain text so far, with carriage-return overwrites settled.
     pub fn finish(self) -> String {
         final_output(&self.text.0)
@@ -83,6 +90,16 @@ pub fn last_lines(text: &str, n: usize) -> Vec<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn drain_passes_text_on_and_keeps_a_split_sequence_pending() {
+        let mut t = TerminalText::default();
+        t.feed(b"hello \x1b]133;");
+        assert_eq!(t.drain(), "hello ");
+        t.feed(b"D;1\x07\x1b[31mred\x1b[0m\n");
+        assert_eq!(t.drain(), "red\n");
+        assert_eq!(t.drain(), "");
+    }
 
     #[test]
     fn colours_and_cursor_moves_go() {

@@ -127,6 +127,22 @@ pub enum End {
     StepLimit,
 }
 
+impl End {
+    /// What a run that ends with this turn exits with (`-c '# …'`, pipes,
+    /// `--json`): the last command's status when the turn finished, and
+    /// non-zero whenever it did not, even after commands that succeeded,
+    /// so scripts can tell. A person or a signal stopping it is 130, as a
+    /// shell reports Ctrl+C.
+    pub fn exit_status(&self, last_exit: Option<i32>) -> i32 {
+        let failed = |code: Option<i32>| code.filter(|c| *c != 0).unwrap_or(1);
+        match self {
+            End::Answered => last_exit.unwrap_or(0),
+            End::Failed(_) | End::StepLimit => failed(last_exit),
+            End::Stopped => 130,
+        }
+    }
+}
+
 /// What the session must do, in order.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Effect {

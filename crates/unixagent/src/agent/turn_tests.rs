@@ -384,3 +384,15 @@ fn a_plain_text_answer_cut_off_just_says_so() {
         ]
     );
 }
+
+#[test]
+fn a_run_exits_non_zero_unless_the_turn_finished() {
+    assert_eq!(End::Answered.exit_status(None), 0);
+    assert_eq!(End::Answered.exit_status(Some(7)), 7);
+    // A model error after a command that succeeded is still a failure.
+    assert_eq!(End::Failed("overloaded".into()).exit_status(Some(0)), 1);
+    assert_eq!(End::Failed("overloaded".into()).exit_status(None), 1);
+    assert_eq!(End::Failed("overloaded".into()).exit_status(Some(3)), 3);
+    assert_eq!(End::StepLimit.exit_status(Some(0)), 1);
+    assert_eq!(End::Stopped.exit_status(Some(0)), 130);
+}

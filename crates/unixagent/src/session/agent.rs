@@ -85,6 +85,8 @@ pub(super) struct AgentSide {
     can_ask: bool,
     /// Output goes to a file or pipe: plain `\n` line ends.
     pub(super) plain_output: bool,
+    /// Command output on its way to a file or pipe, escapes removed.
+    plain_text: ua_context::clean::TerminalText,
     provider: Option<Arc<Fallback>>,
     pub(super) building: Option<oneshot::Receiver<Result<Built, String>>>,
     pub(super) editing: Option<oneshot::Receiver<Result<String, String>>>,
@@ -185,6 +187,7 @@ impl AgentSide {
             opts,
             can_ask: stdin_tty,
             plain_output: oneshot.is_some() && !out_tty,
+            plain_text: ua_context::clean::TerminalText::default(),
             oneshot: oneshot.is_some(),
             oneshot_pending: oneshot,
             provider: None,
@@ -1155,8 +1158,11 @@ impl Session {
                     r.capture.push(bytes);
                 }
                 if self.agent.plain_output {
-                    let plain: Vec<u8> = bytes.iter().copied().filter(|&b| b != b'\r').collect();
-                    self.write_out(&plain);
+                    // A file or pipe gets text: no escape sequence (colours,
+                    // the shell's own markers), no carriage returns.
+                    self.agent.plain_text.feed(bytes);
+                    let text = self.agent.plain_text.drain().replace(['\r', '\x08'], "");
+                    self.write_out(text.as_bytes());
                 } else {
                     self.write_out(bytes);
                 }
@@ -1292,10 +1298,7 @@ impl Session {
             commands: u32::try_from(steps).unwrap_or(u32::MAX),
         });
         let Some(turn) = turn else { return };
-        let status = match end {
-            End::Failed(_) if turn.steps() == 0 => 1,
-            _ => turn.last_exit().unwrap_or(0),
-        };
+        let status = end.exit_status(turn.last_exit());
         self.agent.history = turn.into_messages();
         if self.agent.oneshot {
             self.exit_now = Some(status);
