@@ -12,6 +12,7 @@ mod agent;
 mod capture;
 mod cli;
 mod dash_c;
+mod nested;
 mod paging;
 mod proxy;
 mod servers;

@@ -119,7 +119,11 @@ impl TermState {
                 Transition::CommandFinished(*code)
             }
             ShellEvent::Cwd(path) => {
-                if self.cwd.as_deref() == Some(path) {
+                // OSC 7 carries no application id. Our scripts report the
+                // cwd only while the shell is between commands (before its
+                // prompt); during a command it is a child's: a nested or
+                // remote shell, which must not move ours.
+                if self.phase == Phase::Executing || self.cwd.as_deref() == Some(path) {
                     return Transition::None;
                 }
                 self.cwd = Some(path.clone());
@@ -182,6 +186,22 @@ mod tests {
         s.line_ended();
         s.apply(&PromptStart);
         assert_eq!(s.apply(&InputStart), Transition::FreshInput);
+    }
+
+    #[test]
+    fn a_cwd_reported_while_a_command_runs_is_a_childs() {
+        let (s, t) = run(&[
+            Cwd("/home".into()),
+            PromptStart,
+            InputStart,
+            CommandStart,
+            Cwd("/nested".into()),
+            CommandEnd(Some(0)),
+            Cwd("/home/sub".into()),
+        ]);
+        assert_eq!(t[4], Transition::None);
+        assert_eq!(t[6], Transition::CwdChanged);
+        assert_eq!(s.cwd(), Some("/home/sub"));
     }
 
     #[test]

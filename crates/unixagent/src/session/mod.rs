@@ -148,7 +148,9 @@ async fn run_async(opts: Options) -> anyhow::Result<i32> {
     let mode = if launch.integrated { Mode::Markers } else { Mode::Heuristic };
     let mut s = Session {
         pty,
-        scanner: OscScanner::new(),
+        // Only our shell's markers move the session; a nested or remote
+        // shell's pass through to the terminal untouched.
+        scanner: OscScanner::following(launch.aid.as_deref()),
         state: TermState::new(),
         tail: LineTail::new(),
         icpt: Interceptor::new(mode),
