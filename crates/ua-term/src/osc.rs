@@ -112,12 +112,21 @@ impl OscScanner {
     /// the output at a marker (what a command printed starts after its
     /// `133;C`).
     pub fn feed_at(&mut self, bytes: &[u8], mut emit: impl FnMut(usize, ShellEvent)) {
+        self.feed_spans(bytes, |span, e| emit(span.end, e));
+    }
+
+    /// Like [`OscScanner::feed_at`], giving the whole span of each sequence
+    /// in `bytes`: from its ESC (0 when it began in an earlier read) to
+    /// just past its terminator.
+    pub fn feed_spans(&mut self, bytes: &[u8], mut emit: impl FnMut(std::ops::Range<usize>, ShellEvent)) {
         let mut i = 0;
+        let mut start = 0;
         while i < bytes.len() {
             match self.state {
                 State::Ground => match memchr(0x1b, &bytes[i..]) {
                     Some(off) => {
                         self.state = State::Escape;
+                        start = i + off;
                         i += off + 1;
                     }
                     None => return,
@@ -139,7 +148,7 @@ impl OscScanner {
                         self.push(&bytes[i..i + off]);
                         if bytes[i + off] == 0x07 {
                             let end = i + off + 1;
-                            self.finish(&mut |e| emit(end, e));
+                            self.finish(&mut |e| emit(start..end, e));
                             self.state = State::Ground;
                         } else {
                             self.state = State::OscEscape;
@@ -154,7 +163,7 @@ impl OscScanner {
                 State::OscEscape => {
                     if bytes[i] == b'\\' {
                         let end = i + 1;
-                        self.finish(&mut |e| emit(end, e));
+                        self.finish(&mut |e| emit(start..end, e));
                         i += 1;
                     }
                     // ESC followed by anything else aborts the OSC; that
@@ -452,6 +461,23 @@ mod tests {
         }
         let bytes: Vec<&[u8]> = NESTED.chunks(1).collect();
         assert_eq!(scan_following(Some(OURS), &bytes), nested_events());
+    }
+
+    #[test]
+    fn spans_cover_each_sequence_from_its_escape() {
+        let bytes = b"out\x1b\x1b]133;D;0\x07\x1b[m\x1b]7;file:///x\x1b\\";
+        let mut s = OscScanner::new();
+        let mut spans = Vec::new();
+        s.feed_spans(bytes, |span, _| spans.push(span));
+        assert_eq!(spans, vec![4..14, 17..32]);
+        // Split inside a sequence: its span starts at 0 of the second read.
+        for cut in 4..14 {
+            let mut s = OscScanner::new();
+            let mut spans = Vec::new();
+            s.feed_spans(&bytes[..cut], |span, _| spans.push(span));
+            s.feed_spans(&bytes[cut..14], |span, _| spans.push(span));
+            assert_eq!(spans, vec![0..14 - cut], "cut at {cut}");
+        }
     }
 
     #[test]

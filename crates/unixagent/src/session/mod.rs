@@ -108,12 +108,14 @@ async fn run_async(opts: Options) -> anyhow::Result<i32> {
         eprintln!("{}", dim(&format!("unixagent: {why}; start instructions with ## (prompts are guessed)."), colour));
     }
     let (cols, rows) = terminal::size();
-    let (session_dir, journal) = open_journal(&opts.shell);
+    let trace = crate::trace::TraceContext::inherited();
+    let (session_dir, journal) = open_journal(&opts.shell, &trace);
     let id = session_dir.as_ref().map_or_else(session_id, |d| d.id().to_string());
     let mut env = vec![
         (OsString::from(shell::SESSION_ENV), OsString::from(&id)),
         (OsString::from("UNIXAGENT_PID"), OsString::from(std::process::id().to_string())),
     ];
+    env.extend(trace.for_children(&id));
     if let Some(j) = &journal {
         env.push((OsString::from("UNIXAGENT_JOURNAL"), j.path().as_os_str().to_owned()));
     }
@@ -166,6 +168,7 @@ async fn run_async(opts: Options) -> anyhow::Result<i32> {
         out_broken: false,
         colour,
         events_at: Vec::new(),
+        spans_at: Vec::new(),
         recorder: record::Recorder::new(),
         agent: agent::AgentSide::new(opts.agent, opts.oneshot, colour && out_tty, out_tty, stdin_tty, cols),
         exit_now: None,
@@ -208,6 +211,7 @@ fn dim(text: &str, colour: bool) -> String {
 /// works; it says once why there is no journal.
 fn open_journal(
     shell: &std::path::Path,
+    trace: &crate::trace::TraceContext,
 ) -> (Option<ua_store::session::SessionDir>, Option<ua_store::journal::Journal>) {
     let opened = (|| {
         let data = ua_store::session::data_dir()?;
@@ -222,6 +226,8 @@ fn open_journal(
             cwd: std::env::current_dir().map(|d| d.display().to_string()).unwrap_or_default(),
             version: env!("CARGO_PKG_VERSION").to_string(),
             parent: std::env::var("UNIXAGENT_SESSION").ok(),
+            trace_id: Some(trace.trace_id.clone()),
+            trace_parent: trace.parent.clone(),
         };
         let dir = ua_store::session::SessionDir::create(&data, meta)?;
         let journal = ua_store::journal::Journal::open(dir.journal_path(), ua_store::journal::SyncPolicy::default())?;
@@ -286,6 +292,7 @@ struct Session {
     out_broken: bool,
     colour: bool,
     events_at: Vec<(usize, ShellEvent)>,
+    spans_at: Vec<(std::ops::Range<usize>, ShellEvent)>,
     recorder: record::Recorder,
     agent: agent::AgentSide,
     /// Set when the session should end now with this status (a one-shot
