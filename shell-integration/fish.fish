@@ -3,8 +3,8 @@
 # unixagent starts fish with `--init-command 'source <this file>'`, which
 # runs after the user's config.fish. fish 4 and later mark prompts
 # themselves, without our id; unixagent starts them with
-# `--features no-mark-prompt`, and the markers come from here in every
-# version. Each 133 marker ends with `;aid=$__ua_aid`, this session's id,
+# `--features no-mark-prompt` (4.0.6 and later know it), and the markers
+# unixagent follows come from here in every version. Each 133 marker ends with `;aid=$__ua_aid`, this session's id,
 # which unixagent writes as this file's first line (a global, not exported,
 # so a nested shell cannot print it).
 

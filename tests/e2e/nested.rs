@@ -79,7 +79,9 @@ fn hash_in_a_nested_shell_goes_to_that_shell() {
         let mut t = home.start(outer);
         let ours = prompts(&t);
         enter(&mut t, &home, nested);
+        // Its markers reach the terminal as it printed them.
         let before = t.with(|s| s.count(nested.marker));
+        assert!(before >= 1);
 
         // A comment for the nested shell, not an instruction for us.
         t.send("# hello-nested\r");
@@ -203,4 +205,50 @@ fn hash_in_a_nested_unixagent_is_its_instruction() {
     t.send("# hello-outer\r");
     assert_eq!(home.wait_instructions(1), vec!["hello-outer".to_string()]);
     assert_eq!(inner_model.request_count(), 1);
+}
+
+/// fish ≥ 4, when `UA_TEST_FISH4` names one (Debian 12 ships fish 3.6):
+/// as our shell its own markers are off and ours work; nested, its own
+/// markers (which it prints by default) are not ours.
+#[test]
+fn fish_4_marks_with_our_id_as_our_shell_and_is_foreign_when_nested() {
+    let Some(fish4) = std::env::var_os("UA_TEST_FISH4") else {
+        eprintln!("skipping: set UA_TEST_FISH4 to a fish 4 binary to run this test");
+        return;
+    };
+    const FISH4_A: &[u8] = b"\x1b]133;A;special_key=1";
+    const FISH4_A_NEWER: &[u8] = b"\x1b]133;A;click_events=1";
+    let home = Home::new();
+    let mut t = Spawn::new(unixagent())
+        .env("HOME", home.path())
+        .env("XDG_CONFIG_HOME", home.path().join(".config"))
+        .env("XDG_DATA_HOME", home.path().join(".local/share"))
+        .env("ANTHROPIC_BASE_URL", home.model.base_url())
+        .env("ANTHROPIC_API_KEY", "test-key")
+        .cwd(home.path())
+        .arg("--shell")
+        .arg(&fish4)
+        .start();
+    wait_prompt(&t, 1);
+    run(&mut t, "echo fish4-(math 6 \\* 7)");
+    t.wait_text("fish4-42");
+    t.with(|s| assert!(s.count(FISH4_A) + s.count(FISH4_A_NEWER) == 0, "fish printed its own markers"));
+    t.send("# hello-fish4\r");
+    assert_eq!(home.wait_instructions(1), vec!["hello-fish4".to_string()]);
+    t.wait_text(REPLY);
+    drop(t);
+
+    let home = Home::new();
+    let mut t = home.start("bash");
+    let ours = prompts(&t);
+    t.send(format!("{} --no-config -C 'function fish_prompt; printf \"F4> \"; end'\r", fish4.to_string_lossy()));
+    t.wait_for("fish 4 prompt", |s| s.count(FISH4_A) + s.count(FISH4_A_NEWER) >= 1 && s.cursor_row().ends_with("F4>"));
+    t.send("# hello-nested\r");
+    t.send("echo nested-(math 6 \\* 7)\r");
+    t.wait_text("nested-42");
+    assert_eq!(home.model.request_count(), 0);
+    t.send("exit\r");
+    wait_prompt(&t, ours + 1);
+    t.send("# hello-outer\r");
+    assert_eq!(home.wait_instructions(1), vec!["hello-outer".to_string()]);
 }

@@ -19,8 +19,9 @@
 //! (a nested shell, a second unixagent, ssh) can print it by accident. The
 //! scanner follows only markers with this id ([`crate::osc::Follow`]).
 //! fish 4 marks prompts itself; `--features no-mark-prompt` turns that off
-//! (fish 3 ignores a feature it does not know) and ours are printed
-//! instead, with the id.
+//! from 4.0.6 on (fish 3 ignores a feature it does not know; 4.0.0–4.0.2
+//! mark regardless, which is harmless: their markers have no id) and ours
+//! are printed instead, with the id.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};

@@ -9,7 +9,9 @@
 //! perfectly regular (fish redraws its prompt, re-sending A and B; bash sends
 //! no C/D for an empty line; a `D` may arrive without a `C` after Ctrl+C), so
 //! every event is accepted in every phase and simply moves to the phase it
-//! names.
+//! names. The events are our shell's only (the scanner drops markers
+//! without its id); an OSC 7 cwd, which has no id, is taken only outside
+//! `Executing`.
 
 use crate::osc::ShellEvent;
 

@@ -167,7 +167,6 @@ async fn run_async(opts: Options) -> anyhow::Result<i32> {
         hung_up: false,
         out_broken: false,
         colour,
-        events_at: Vec::new(),
         spans_at: Vec::new(),
         recorder: record::Recorder::new(),
         agent: agent::AgentSide::new(opts.agent, opts.oneshot, colour && out_tty, out_tty, stdin_tty, cols),
@@ -291,7 +290,8 @@ struct Session {
     hung_up: bool,
     out_broken: bool,
     colour: bool,
-    events_at: Vec<(usize, ShellEvent)>,
+    /// Markers found in the current read, with their spans (kept to reuse
+    /// the allocation).
     spans_at: Vec<(std::ops::Range<usize>, ShellEvent)>,
     recorder: record::Recorder,
     agent: agent::AgentSide,
@@ -402,11 +402,12 @@ impl Session {
             return;
         }
         self.write_out(bytes);
-        let mut events = std::mem::take(&mut self.events_at);
-        self.scanner.feed_at(bytes, |end, e| events.push((end, e)));
+        let mut events = std::mem::take(&mut self.spans_at);
+        self.scanner.feed_spans(bytes, |span, e| events.push((span, e)));
         self.tail.feed(bytes);
         let mut pos = 0;
-        for (end, e) in events.drain(..) {
+        for (span, e) in events.drain(..) {
+            let end = span.end;
             self.recorder.shown(&bytes[pos..end], true);
             pos = end;
             self.recorder.marker(&e);
@@ -427,7 +428,7 @@ impl Session {
                 Transition::CommandFinished(_) | Transition::CwdChanged | Transition::None => {}
             }
         }
-        self.events_at = events;
+        self.spans_at = events;
         self.recorder.shown(&bytes[pos..], true);
         if self.icpt.mode() == Mode::Heuristic && !self.icpt.at_prompt() {
             self.quiet_deadline = Some(Instant::now() + heuristic::QUIET);
