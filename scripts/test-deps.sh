@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Installs what the test suite drives for real: the shells (bash, zsh, fish,
 # dash), script(1) and setpriv(1) from util-linux, vim and python3 for full-screen and REPL
-# tests, and the prompt frameworks and tools the bash dotfile tests load
-# (liquidprompt, powerline, direnv, fzf, zoxide, bash-completion). Debian
-# and Ubuntu only; elsewhere it names what is missing.
+# tests, the prompt frameworks and tools the bash dotfile tests load
+# (liquidprompt, powerline, direnv, fzf, zoxide, bash-completion), and for
+# the remote tests an OpenSSH server and client on loopback with scp, rsync
+# and git over them and libnss_wrapper (the test accounts live in a passwd
+# file of the test's own). Debian and Ubuntu only; elsewhere it names what
+# is missing.
 set -euo pipefail
 
 need=()
@@ -24,6 +27,11 @@ have zoxide || need+=(zoxide)
 have powerline-config || need+=(powerline)
 [ -r /usr/share/liquidprompt/liquidprompt ] || need+=(liquidprompt)
 [ -r /usr/share/bash-completion/bash_completion ] || need+=(bash-completion)
+[ -x /usr/sbin/sshd ] || need+=(openssh-server)
+have ssh || need+=(openssh-client)
+have rsync || need+=(rsync)
+have git || need+=(git)
+ls /usr/lib/*-linux-gnu/libnss_wrapper.so >/dev/null 2>&1 || need+=(libnss-wrapper)
 [ ${#need[@]} -eq 0 ] && exit 0
 
 if ! have apt-get; then

@@ -11,6 +11,10 @@
 #   133;D;N command finished with N (PROMPT_COMMAND, first, reads $?)
 #   7;file://host/cwd               (PROMPT_COMMAND)
 #
+# Every 133 marker ends with `;aid=$__ua_aid`, this session's id, which
+# unixagent writes as the first line of this file (not exported, so a
+# nested shell cannot print it): unixagent follows only markers with it.
+#
 # Nothing here prints visible text, and the user's PS1, PROMPT_COMMAND and
 # hooks keep working: ours run around theirs.
 
@@ -50,6 +54,8 @@ __ua_unset=('' '')
 __ua_end_ran=1
 # The user's function that runs our end hook after itself (see __ua_hook).
 __ua_wrapped=
+# B as PS1 text (\[ \] mark it as taking no room on the line).
+__ua_mark_b='\[\e]133;B;aid='"$__ua_aid"'\a\]'
 
 # Percent-encodes $1 into __ua_url without forking a subshell.
 __ua_url_path() {
@@ -72,12 +78,12 @@ __ua_prompt_start() {
     local -
     set +eux
     if (( __ua_ran )); then
-        printf '\e]133;D;%s\a' "$ret"
+        printf '\e]133;D;%s;aid=%s\a' "$ret" "$__ua_aid"
         __ua_ran=0
     fi
     __ua_url_path "$PWD"
     printf '\e]7;file://%s%s\a' "${HOSTNAME-}" "$__ua_url"
-    printf '\e]133;A\a'
+    printf '\e]133;A;aid=%s\a' "$__ua_aid"
     __ua_prompt_markers
     # Something may have edited PROMPT_COMMAND (or redefined the function
     # our end hook rides on) since the last prompt: put our hooks back in
@@ -102,11 +108,11 @@ __ua_prompt_end() {
 # run (a user's entry that fails to parse stops the rest of a string
 # PROMPT_COMMAND).
 __ua_prompt_markers() {
-    if [[ "$PS1" != *'\[\e]133;B\a\]' ]]; then
-        PS1+='\[\e]133;B\a\]'
+    if [[ "$PS1" != *"$__ua_mark_b" ]]; then
+        PS1+=$__ua_mark_b
     fi
     if [[ "${PS0-}" != *'__ua_ran=1'* ]]; then
-        PS0+='${__ua_unset[__ua_ran=1]}\e]133;C\a'
+        PS0+='${__ua_unset[__ua_ran=1]}\e]133;C;aid='"$__ua_aid"'\a'
     fi
 }
 

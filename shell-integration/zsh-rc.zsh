@@ -2,7 +2,9 @@
 #
 # Loads the user's .zshrc, adds the OSC 133 / OSC 7 hooks, and hands
 # ZDOTDIR back to the user for good, so a login shell then reads the user's
-# own .zlogin directly.
+# own .zlogin directly. Every 133 marker ends with `;aid=$__ua_aid`, this
+# session's id, which unixagent writes as this file's first line (not
+# exported, so a nested shell cannot print it).
 ZDOTDIR=$__ua_user_zdotdir
 [[ -r "$ZDOTDIR/.zshrc" ]] && . "$ZDOTDIR/.zshrc"
 if [[ -n "${__UA_USER_ZDOTDIR+x}" ]]; then
@@ -34,25 +36,25 @@ __ua_url_path() {
 __ua_precmd_first() {
     local ret=$?
     if (( __ua_ran )); then
-        print -n "\e]133;D;$ret\a"
+        print -n "\e]133;D;$ret;aid=$__ua_aid\a"
         __ua_ran=0
     fi
     __ua_url_path "$PWD"
     print -rn -- $'\e]7;file://'"${HOST}${__ua_url}"$'\a'
-    print -n "\e]133;A\a"
+    print -n "\e]133;A;aid=$__ua_aid\a"
     return $ret
 }
 
 __ua_precmd_last() {
     # Prompt frameworks may rebuild PS1 in their own precmd; re-append B.
-    if [[ "$PS1" != *$'\e]133;B\a'* ]]; then
-        PS1+=$'%{\e]133;B\a%}'
+    if [[ "$PS1" != *$'\e]133;B;aid='"$__ua_aid"$'\a'* ]]; then
+        PS1+=$'%{\e]133;B;aid='"$__ua_aid"$'\a%}'
     fi
 }
 
 __ua_preexec() {
     __ua_ran=1
-    print -n "\e]133;C\a"
+    print -n "\e]133;C;aid=$__ua_aid\a"
 }
 
 # First precmd reads $? before anything else runs; last precmd fixes PS1

@@ -42,7 +42,7 @@ fn a_debug_trap_that_sets_the_title_sees_each_command() {
     run_at(&mut t, "echo title-one", MARK);
     // The title is set to the command before it prints.
     let raw = t.raw();
-    let c = memchr::memmem::rfind(&raw, b"\x1b]133;C\x07").expect("C");
+    let c = last_marker(&raw, 'C').expect("C");
     let title = memchr::memmem::rfind(&raw, b"\x1b]0;echo title-one\x07").expect("title set");
     let output = memchr::memmem::rfind(&raw, b"title-one\r\n").expect("output");
     assert!(c < title && title < output, "{:?}", String::from_utf8_lossy(&raw[c.min(title)..]));
@@ -58,7 +58,7 @@ fn liquidprompt_titles_each_command_as_it_starts() {
     // liquidprompt's DEBUG trap titles the first command after its prompt
     // hook: that must be the user's command, between its C and D markers.
     let raw = t.raw();
-    let c = memchr::memmem::rfind(&raw, b"\x1b]133;C\x07").expect("C");
+    let c = last_marker(&raw, 'C').expect("C");
     let title = memchr::memmem::rfind(&raw, b"echo lp-title\x07").expect("title");
     let output = memchr::memmem::rfind(&raw, b"lp-title\r\n").expect("output");
     assert!(c < title && title < output, "{:?}", String::from_utf8_lossy(&raw[c.min(title)..]));

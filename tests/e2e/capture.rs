@@ -35,7 +35,7 @@ fn hash_is_not_captured_inside_commands() {
     t.wait_text("# inside heredoc");
     // cat reading the terminal.
     t.send("cat\r");
-    t.wait_for("cat running", |s| s.count(b"\x1b]133;C\x07") >= 2);
+    t.wait_for("cat running", |s| our_markers(s.raw(), 'C') >= 2);
     t.send("# to cat\r");
     t.wait_for("cat echo", |s| s.text().matches("# to cat").count() >= 2);
     let n = prompts(&t);
@@ -43,7 +43,7 @@ fn hash_is_not_captured_inside_commands() {
     wait_prompt(&t, n + 1);
     // `read`.
     t.send("read -r line; echo got:$line\r");
-    t.wait_for("read running", |s| s.count(b"\x1b]133;C\x07") >= 3);
+    t.wait_for("read running", |s| our_markers(s.raw(), 'C') >= 3);
     t.send("# to read\r");
     t.wait_text("got:# to read");
     // A python REPL.

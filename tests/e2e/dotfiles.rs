@@ -26,8 +26,14 @@ const ERRORS: [&str; 8] = [
     "no prompt marker",
 ];
 
-const B: &[u8] = b"\x1b]133;B\x07";
-const C: &[u8] = b"\x1b]133;C\x07";
+/// Where our shell's last marker of this kind starts in `raw`.
+pub fn last_marker(raw: &[u8], kind: char) -> Option<usize> {
+    let aid = our_aid(raw)?;
+    let mut needle = format!("\x1b]133;{kind};aid=").into_bytes();
+    needle.extend_from_slice(aid);
+    needle.push(0x07);
+    memchr::memmem::rfind(raw, &needle)
+}
 
 /// How a configuration's prompt ends (its last non-blank characters).
 #[derive(Clone, Copy)]
@@ -59,7 +65,7 @@ pub fn start(home: &Home, prompt: Prompt) -> Term {
 
 /// Waits until `n` prompts have been drawn and the last is on screen.
 pub fn wait_prompt_n(t: &Term, n: usize, prompt: Prompt) {
-    t.wait_for(&format!("prompt #{n}"), |s| s.count(B) >= n && prompt.shown(&s.cursor_row()));
+    t.wait_for(&format!("prompt #{n}"), |s| our_markers(s.raw(), 'B') >= n && prompt.shown(&s.cursor_row()));
 }
 
 /// Runs `line` and waits for the next prompt.
@@ -110,9 +116,9 @@ pub fn check_session(home: &Home, t: &mut Term, prompt: Prompt, label: &str) {
     wait_prompt_n(t, n + 1, prompt);
 
     // `#` typed while cat runs goes to cat.
-    let started = t.with(|s| s.count(C));
+    let started = t.with(|s| our_markers(s.raw(), 'C'));
     t.send("cat\r");
-    t.wait_for("cat running", |s| s.count(C) > started);
+    t.wait_for("cat running", |s| our_markers(s.raw(), 'C') > started);
     t.send("# to cat\r");
     t.wait_for("cat's echo", |s| s.text().matches("# to cat").count() >= 2);
     let n = prompts(t);

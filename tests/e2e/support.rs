@@ -114,8 +114,27 @@ impl Home {
 /// the B marker that ends each prompt) and it is on screen.
 pub fn wait_prompt(t: &Term, n: usize) {
     t.wait_for(&format!("prompt #{n}"), |s| {
-        s.count(b"\x1b]133;B\x07") >= n && s.cursor_row().ends_with(PROMPT.trim_end())
+        our_markers(s.raw(), 'B') >= n && s.cursor_row().ends_with(PROMPT.trim_end())
     });
+}
+
+/// The application id of the session's own markers: the one on the first
+/// `133;A` printed (our shell's first prompt comes before anything nested).
+pub fn our_aid(raw: &[u8]) -> Option<&[u8]> {
+    const A: &[u8] = b"\x1b]133;A;aid=";
+    let at = memchr::memmem::find(raw, A)? + A.len();
+    let len = raw[at..].iter().position(|&b| matches!(b, 0x07 | 0x1b | b';'))?;
+    Some(&raw[at..at + len])
+}
+
+/// How many of the session's own `kind` markers (A, B or C) are in `raw`:
+/// `ESC ] 133;B;aid=ID BEL` with the session's id.
+pub fn our_markers(raw: &[u8], kind: char) -> usize {
+    let Some(aid) = our_aid(raw) else { return 0 };
+    let mut needle = format!("\x1b]133;{kind};aid=").into_bytes();
+    needle.extend_from_slice(aid);
+    needle.push(0x07);
+    memchr::memmem::find_iter(raw, &needle).count()
 }
 
 /// Runs `line` at the prompt and waits for the next prompt.
@@ -127,7 +146,7 @@ pub fn run(t: &mut Term, line: &str) {
 
 /// How many prompts have been drawn so far.
 pub fn prompts(t: &Term) -> usize {
-    t.with(|s| s.count(b"\x1b]133;B\x07"))
+    t.with(|s| our_markers(s.raw(), 'B'))
 }
 
 /// The OSC 133 / OSC 7 events in the output so far.

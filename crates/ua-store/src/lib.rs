@@ -30,6 +30,8 @@
 //!     cwd: "/tmp".into(),
 //!     version: "0.1.0".into(),
 //!     parent: None,
+//!     trace_id: None,
+//!     trace_parent: None,
 //! };
 //! let session = SessionDir::create(&tmp, meta)?;
 //! let mut journal = Journal::open(session.journal_path(), SyncPolicy::default())?;

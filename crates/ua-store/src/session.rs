@@ -48,6 +48,13 @@ pub struct SessionMeta {
     /// The parent session, for agents started by another agent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parent: Option<String>,
+    /// The trace this session belongs to (`UA_TRACE_ID`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace_id: Option<String>,
+    /// The session that started this one as its trace says
+    /// (`UA_TRACE_PARENT`), possibly on another machine.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace_parent: Option<String>,
 }
 
 /// A session directory on disk.

@@ -11,7 +11,17 @@
 //! |-------|-------------------------------------------|-------------------------------------|
 //! | bash  | `bash --rcfile DIR/bashrc`                | sources ~/.bashrc (or, for a login session, /etc/profile and the first of ~/.bash_profile, ~/.bash_login, ~/.profile) |
 //! | zsh   | `ZDOTDIR=DIR zsh`                         | each shim sources the user's file of the same name from their real ZDOTDIR |
-//! | fish  | `fish --init-command 'source DIR/…fish'`  | runs after the user's config.fish   |
+//! | fish  | `fish --features no-mark-prompt --init-command 'source DIR/…fish'` | runs after the user's config.fish |
+//!
+//! Each session's markers carry its own random application id
+//! (`133;A;aid=ID`), written as the first line of the script that prints
+//! them: a plain shell variable, never exported, so no child of the shell
+//! (a nested shell, a second unixagent, ssh) can print it by accident. The
+//! scanner follows only markers with this id ([`crate::osc::Follow`]).
+//! fish 4 marks prompts itself; `--features no-mark-prompt` turns that off
+//! from 4.0.6 on (fish 3 ignores a feature it does not know; 4.0.0–4.0.2
+//! mark regardless, which is harmless: their markers have no id) and ours
+//! are printed instead, with the id.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -82,8 +92,13 @@ pub struct Launch {
     pub kind: ShellKind,
     /// Whether integration was installed (so markers are expected).
     pub integrated: bool,
+    /// The application id our markers carry (`aid=`), when integrated.
+    pub aid: Option<String>,
     pub scripts: Option<ScriptDir>,
 }
+
+/// fish ≥ 4 prints OSC 133 itself unless this feature is off.
+const FISH_NO_MARKS: &str = "no-mark-prompt";
 
 /// Builds the launch for `spec`, writing integration scripts if needed.
 pub fn prepare(spec: &ShellSpec) -> Result<Launch, TermError> {
@@ -94,6 +109,7 @@ pub fn prepare(spec: &ShellSpec) -> Result<Launch, TermError> {
         env: Vec::new(),
         kind,
         integrated: false,
+        aid: None,
         scripts: None,
     };
     if !spec.integration || kind == ShellKind::Other {
@@ -104,9 +120,10 @@ pub fn prepare(spec: &ShellSpec) -> Result<Launch, TermError> {
         return Ok(launch);
     }
     let dir = ScriptDir::create()?;
+    let aid = new_aid();
     match kind {
         ShellKind::Bash => {
-            let rc = dir.write("bashrc", BASH)?;
+            let rc = dir.write("bashrc", &format!("__ua_aid={aid}; export -n __ua_aid\n{BASH}"))?;
             launch.args.push("--rcfile".into());
             launch.args.push(rc.into());
             if spec.login {
@@ -116,7 +133,7 @@ pub fn prepare(spec: &ShellSpec) -> Result<Launch, TermError> {
         ShellKind::Zsh => {
             dir.write(".zshenv", ZSH_ENV)?;
             dir.write(".zprofile", ZSH_PROFILE)?;
-            dir.write(".zshrc", ZSH_RC)?;
+            dir.write(".zshrc", &format!("__ua_aid={aid}; typeset +x __ua_aid\n{ZSH_RC}"))?;
             if let Some(user) = std::env::var_os("ZDOTDIR") {
                 launch.env.push(("__UA_USER_ZDOTDIR".into(), user));
             }
@@ -126,9 +143,11 @@ pub fn prepare(spec: &ShellSpec) -> Result<Launch, TermError> {
             }
         }
         ShellKind::Fish => {
-            let script = dir.write("unixagent.fish", FISH)?;
+            let script = dir.write("unixagent.fish", &format!("set -g __ua_aid {aid}\n{FISH}"))?;
             let mut init = OsString::from("source ");
             init.push(shell_quote(&script));
+            launch.args.push("--features".into());
+            launch.args.push(FISH_NO_MARKS.into());
             launch.args.push("--init-command".into());
             launch.args.push(init);
             if spec.login {
@@ -139,6 +158,7 @@ pub fn prepare(spec: &ShellSpec) -> Result<Launch, TermError> {
     }
     launch.args.extend(spec.args.iter().cloned());
     launch.integrated = true;
+    launch.aid = Some(aid);
     launch.scripts = Some(dir);
     Ok(launch)
 }
@@ -158,6 +178,18 @@ impl Launch {
             ShellKind::Other => {}
         }
     }
+}
+
+/// A fresh application id: `ua` and 16 hex digits from a randomly keyed
+/// hash (the standard library seeds it from the kernel). Only letters and
+/// digits, so it needs no quoting in any shell or in an OSC payload.
+fn new_aid() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u32(std::process::id());
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
+    h.write_u128(now);
+    format!("ua{:016x}", h.finish())
 }
 
 /// Single-quotes a path for fish (and POSIX shells).
@@ -222,7 +254,8 @@ mod tests {
     fn bash_gets_an_rcfile_and_login_flag_through_the_environment() {
         let l = prepare(&spec("/bin/bash", true)).unwrap();
         assert_eq!(l.args[0], "--rcfile");
-        assert_eq!(std::fs::read_to_string(&l.args[1]).unwrap(), BASH);
+        let aid = l.aid.clone().unwrap();
+        assert_eq!(std::fs::read_to_string(&l.args[1]).unwrap(), format!("__ua_aid={aid}; export -n __ua_aid\n{BASH}"));
         assert_eq!(l.args.last().unwrap(), "-x");
         assert!(l.env.contains(&("__UA_BASH_LOGIN".into(), "1".into())));
         assert!(l.integrated);
@@ -254,10 +287,36 @@ mod tests {
     }
 
     #[test]
+    fn fish_marks_are_turned_off_and_ours_carry_the_id() {
+        let l = prepare(&spec("/usr/bin/fish", true)).unwrap();
+        let aid = l.aid.clone().unwrap();
+        let args: Vec<String> = l.args.iter().map(|a| a.to_string_lossy().into_owned()).collect();
+        assert_eq!(args[..3], ["--features", "no-mark-prompt", "--init-command"]);
+        assert_eq!(args[4..], ["-l", "-x"]);
+        let script = l.scripts.as_ref().unwrap().path().join("unixagent.fish");
+        assert_eq!(args[3], format!("source '{}'", script.display()));
+        let text = std::fs::read_to_string(script).unwrap();
+        assert!(text.starts_with(&format!("set -g __ua_aid {aid}\n")), "{text}");
+    }
+
+    #[test]
+    fn each_session_gets_its_own_plain_id() {
+        let a = prepare(&spec("/usr/bin/zsh", false)).unwrap();
+        let b = prepare(&spec("/usr/bin/zsh", false)).unwrap();
+        let (a_id, b_id) = (a.aid.clone().unwrap(), b.aid.clone().unwrap());
+        assert_ne!(a_id, b_id);
+        assert!(a_id.len() == 18 && a_id.bytes().all(|c| c.is_ascii_alphanumeric()), "{a_id}");
+        let rc = std::fs::read_to_string(a.scripts.as_ref().unwrap().path().join(".zshrc")).unwrap();
+        assert!(rc.starts_with(&format!("__ua_aid={a_id}; typeset +x __ua_aid\n")));
+        // No id travels in the environment, where children would inherit it.
+        assert!(a.env.iter().all(|(_, v)| !v.to_string_lossy().contains(&a_id)));
+    }
+
+    #[test]
     fn other_shells_and_disabled_integration_get_nothing() {
         let l = prepare(&spec("/bin/dash", true)).unwrap();
         assert_eq!(l.args, vec![OsString::from("-l"), "-x".into()]);
-        assert!(!l.integrated && l.scripts.is_none());
+        assert!(!l.integrated && l.scripts.is_none() && l.aid.is_none());
         let mut s = spec("/bin/bash", false);
         s.integration = false;
         assert!(!prepare(&s).unwrap().integrated);

@@ -4,7 +4,9 @@
 //! user's real shell on the other:
 //!
 //! - [`osc`]: scans the shell's output for OSC 133 prompt markers and OSC 7
-//!   working-directory reports, without changing a byte;
+//!   working-directory reports, without changing a byte, following only the
+//!   markers that carry this session's id (a nested or remote shell's pass
+//!   through);
 //! - [`state`]: the Prompt -> Input -> Executing -> Idle state machine those
 //!   markers drive;
 //! - [`integration`]: the bash/zsh/fish scripts that emit the markers, and

@@ -9,6 +9,15 @@
 //! an overlong or malformed OSC is dropped silently, and a sequence split
 //! across reads is reassembled because the scanner keeps its state between
 //! calls to [`OscScanner::feed`].
+//!
+//! Markers are told apart by the `aid=` (application id) option of the
+//! semantic-prompts proposal: `133;A;aid=ID`, `133;B;aid=ID`,
+//! `133;C;aid=ID`, and for D after the exit code, `133;D;0;aid=ID`. A
+//! nested shell, a shell on the far side of `ssh`, fish 4 or an editor's
+//! integration print markers of their own, without our id or with theirs;
+//! a scanner made with [`OscScanner::following`] reports only ours (see
+//! [`Follow`]). Every byte still reaches the terminal: the scanner only
+//! decides what unixagent itself reacts to.
 
 use memchr::{memchr, memchr2};
 
@@ -45,12 +54,27 @@ enum State {
     OscEscape,
 }
 
+/// Whose sequences a scanner reports.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Follow {
+    /// Every OSC 133 and OSC 7, whoever printed it (reading a transcript).
+    Anyone,
+    /// Only OSC 133 markers carrying `aid=` this id, and OSC 7 (which
+    /// has no id: [`crate::state::TermState`] takes it only outside a
+    /// running command).
+    Aid(Box<[u8]>),
+    /// Nothing: the shell runs without our integration, so no marker and
+    /// no working-directory report can be its own.
+    Nobody,
+}
+
 /// Incremental scanner over PTY output.
 #[derive(Debug)]
 pub struct OscScanner {
     state: State,
     payload: Vec<u8>,
     overflow: bool,
+    follow: Follow,
 }
 
 impl Default for OscScanner {
@@ -60,8 +84,19 @@ impl Default for OscScanner {
 }
 
 impl OscScanner {
+    /// A scanner that reports every marker ([`Follow::Anyone`]).
     pub fn new() -> Self {
-        Self { state: State::Ground, payload: Vec::with_capacity(64), overflow: false }
+        Self::with(Follow::Anyone)
+    }
+
+    /// A scanner for one session: only markers with `aid=ID` when the
+    /// shell's integration carries this id, nothing without integration.
+    pub fn following(aid: Option<&str>) -> Self {
+        Self::with(aid.map_or(Follow::Nobody, |a| Follow::Aid(a.as_bytes().into())))
+    }
+
+    pub fn with(follow: Follow) -> Self {
+        Self { state: State::Ground, payload: Vec::with_capacity(64), overflow: false, follow }
     }
 
     /// Scans `bytes`, calling `emit` for every complete event found, in order.
@@ -77,12 +112,21 @@ impl OscScanner {
     /// the output at a marker (what a command printed starts after its
     /// `133;C`).
     pub fn feed_at(&mut self, bytes: &[u8], mut emit: impl FnMut(usize, ShellEvent)) {
+        self.feed_spans(bytes, |span, e| emit(span.end, e));
+    }
+
+    /// Like [`OscScanner::feed_at`], giving the whole span of each sequence
+    /// in `bytes`: from its ESC (0 when it began in an earlier read) to
+    /// just past its terminator.
+    pub fn feed_spans(&mut self, bytes: &[u8], mut emit: impl FnMut(std::ops::Range<usize>, ShellEvent)) {
         let mut i = 0;
+        let mut start = 0;
         while i < bytes.len() {
             match self.state {
                 State::Ground => match memchr(0x1b, &bytes[i..]) {
                     Some(off) => {
                         self.state = State::Escape;
+                        start = i + off;
                         i += off + 1;
                     }
                     None => return,
@@ -104,7 +148,7 @@ impl OscScanner {
                         self.push(&bytes[i..i + off]);
                         if bytes[i + off] == 0x07 {
                             let end = i + off + 1;
-                            self.finish(&mut |e| emit(end, e));
+                            self.finish(&mut |e| emit(start..end, e));
                             self.state = State::Ground;
                         } else {
                             self.state = State::OscEscape;
@@ -119,7 +163,7 @@ impl OscScanner {
                 State::OscEscape => {
                     if bytes[i] == b'\\' {
                         let end = i + 1;
-                        self.finish(&mut |e| emit(end, e));
+                        self.finish(&mut |e| emit(start..end, e));
                         i += 1;
                     }
                     // ESC followed by anything else aborts the OSC; that
@@ -144,39 +188,63 @@ impl OscScanner {
 
     fn finish(&mut self, emit: &mut impl FnMut(ShellEvent)) {
         if !self.overflow
-            && let Some(event) = parse_payload(&self.payload)
+            && let Some(seen) = parse_payload(&self.payload)
+            && self.reports(&seen)
         {
-            emit(event);
+            emit(seen.event);
         }
         self.payload.clear();
         self.overflow = false;
     }
+
+    fn reports(&self, seen: &Seen<'_>) -> bool {
+        match &self.follow {
+            Follow::Anyone => true,
+            Follow::Nobody => false,
+            Follow::Aid(ours) => match seen.event {
+                ShellEvent::Cwd(_) => true,
+                _ => seen.aid == Some(&ours[..]),
+            },
+        }
+    }
+}
+
+/// One sequence as parsed, with the `aid=` it carried.
+#[derive(Debug)]
+struct Seen<'a> {
+    event: ShellEvent,
+    aid: Option<&'a [u8]>,
 }
 
 /// Parses one complete OSC payload (between `ESC ]` and the terminator).
-fn parse_payload(p: &[u8]) -> Option<ShellEvent> {
+fn parse_payload(p: &[u8]) -> Option<Seen<'_>> {
     if let Some(rest) = p.strip_prefix(b"133;") {
-        let (kind, args) = match rest.iter().position(|&b| b == b';') {
-            Some(n) => (&rest[..n], Some(&rest[n + 1..])),
-            None => (rest, None),
-        };
-        return match kind {
-            b"A" => Some(ShellEvent::PromptStart),
-            b"B" => Some(ShellEvent::InputStart),
-            b"C" => Some(ShellEvent::CommandStart),
+        let mut fields = rest.split(|&b| b == b';');
+        let kind = fields.next()?;
+        let event = match kind {
+            b"A" => ShellEvent::PromptStart,
+            b"B" => ShellEvent::InputStart,
+            b"C" => ShellEvent::CommandStart,
             b"D" => {
-                // `D;code` possibly followed by `;key=value` options.
-                let code = args
-                    .map(|a| a.split(|&b| b == b';').next().unwrap_or(a))
+                // `D;code`, then the `key=value` options. The code is
+                // positional; a D without one may still carry options.
+                let code = rest
+                    .split(|&b| b == b';')
+                    .nth(1)
                     .and_then(|c| std::str::from_utf8(c).ok())
                     .and_then(|c| c.parse().ok());
-                Some(ShellEvent::CommandEnd(code))
+                ShellEvent::CommandEnd(code)
             }
-            _ => None,
+            _ => return None,
         };
+        // Options are `key=value`; the first `aid` wins, and fields that
+        // are not options (D's code) are skipped, as the proposal says to
+        // ignore what is not understood.
+        let aid = fields.find_map(|f| f.strip_prefix(b"aid="));
+        return Some(Seen { event, aid });
     }
     if let Some(url) = p.strip_prefix(b"7;") {
-        return parse_file_url(url).map(ShellEvent::Cwd);
+        return parse_file_url(url).map(|cwd| Seen { event: ShellEvent::Cwd(cwd), aid: None });
     }
     None
 }
@@ -310,6 +378,116 @@ mod tests {
         input.extend(std::iter::repeat_n(b'a', MAX_PAYLOAD + 10));
         input.extend_from_slice(b"\x07\x1b]133;A\x07");
         assert_eq!(scan(&[&input]), vec![ShellEvent::PromptStart]);
+    }
+
+    const OURS: &str = "ua-5eed";
+
+    fn scan_following(aid: Option<&str>, chunks: &[&[u8]]) -> Vec<ShellEvent> {
+        let mut s = OscScanner::following(aid);
+        let mut out = Vec::new();
+        for c in chunks {
+            s.feed(c, |e| out.push(e));
+        }
+        out
+    }
+
+    #[test]
+    fn aid_is_read_from_every_marker_kind() {
+        let cases: &[(&[u8], Option<&[u8]>)] = &[
+            (b"133;A;aid=x", Some(b"x")),
+            (b"133;B;aid=x", Some(b"x")),
+            (b"133;C;aid=x", Some(b"x")),
+            (b"133;D;0;aid=x", Some(b"x")),
+            (b"133;D;aid=x", Some(b"x")),
+            (b"133;A;cl=m;aid=x;k=i", Some(b"x")),
+            (b"133;A;aid=x;aid=y", Some(b"x")),
+            (b"133;A;aid=a=b", Some(b"a=b")),
+            (b"133;A;aid=", Some(b"")),
+            (b"133;A;aidx=1", None),
+            (b"133;A;xaid=1", None),
+            (b"133;A", None),
+            (b"133;D;7", None),
+        ];
+        for (payload, aid) in cases {
+            let seen = parse_payload(payload).expect("a marker");
+            assert_eq!(seen.aid, *aid, "{}", String::from_utf8_lossy(payload));
+        }
+        assert_eq!(parse_payload(b"133;D;aid=x").map(|s| s.event), Some(ShellEvent::CommandEnd(None)));
+        assert_eq!(parse_payload(b"133;D;3;aid=x").map(|s| s.event), Some(ShellEvent::CommandEnd(Some(3))));
+        assert!(parse_payload(b"133;Aaid=x").is_none());
+    }
+
+    #[test]
+    fn only_markers_with_our_aid_are_followed() {
+        let input = b"\x1b]133;A\x07\x1b]133;A;aid=ua-5eed0\x07\x1b]133;A;aid=ua-5ee\x07\x1b]133;A;aid=\x07\
+            \x1b]133;B;aid=other\x07\x1b]133;D;0\x07\x1b]133;C;cmdline_url=ls\x07\x1b]133;A;aid=ua-5eed\x07";
+        assert_eq!(scan_following(Some(OURS), &[input]), vec![ShellEvent::PromptStart]);
+        assert_eq!(scan(&[input]).len(), 8, "an unfiltered scanner sees them all");
+    }
+
+    #[test]
+    fn without_integration_nothing_is_ours() {
+        let input = b"\x1b]7;file://h/tmp\x07\x1b]133;A\x07\x1b]133;A;aid=ua-5eed\x07";
+        assert!(scan_following(None, &[input]).is_empty());
+    }
+
+    /// Our shell runs a nested one whose prompt has markers of its own
+    /// (no aid, another aid) and reports its own cwd; then it exits.
+    const NESTED: &[u8] = b"\x1b]133;A;aid=ua-5eed\x07$ \x1b]133;B;aid=ua-5eed\x07bash\r\n\x1b]133;C;aid=ua-5eed\x07\
+        \x1b]7;file://h/nested\x07\x1b]133;A\x07> \x1b]133;B\x07# hi\r\n\x1b]133;C;aid=ua-5eed1\x1b\\\
+        \x1b]133;D;0;aid=ua-5ee\x1b\\\x1b]133;D;1\x07exit\r\n\x1b]133;D;4;aid=ua-5eed\x1b\\\
+        \x1b]7;file://h/ours\x1b\\\x1b]133;A;aid=ua-5eed\x07$ \x1b]133;B;aid=ua-5eed\x07";
+
+    fn nested_events() -> Vec<ShellEvent> {
+        vec![
+            ShellEvent::PromptStart,
+            ShellEvent::InputStart,
+            ShellEvent::CommandStart,
+            ShellEvent::Cwd("/nested".into()),
+            ShellEvent::CommandEnd(Some(4)),
+            ShellEvent::Cwd("/ours".into()),
+            ShellEvent::PromptStart,
+            ShellEvent::InputStart,
+        ]
+    }
+
+    #[test]
+    fn aid_filtering_at_every_split_point() {
+        for i in 0..=NESTED.len() {
+            for j in i..=NESTED.len() {
+                let got = scan_following(Some(OURS), &[&NESTED[..i], &NESTED[i..j], &NESTED[j..]]);
+                assert_eq!(got, nested_events(), "split at {i},{j}");
+            }
+        }
+        let bytes: Vec<&[u8]> = NESTED.chunks(1).collect();
+        assert_eq!(scan_following(Some(OURS), &bytes), nested_events());
+    }
+
+    #[test]
+    fn spans_cover_each_sequence_from_its_escape() {
+        let bytes = b"out\x1b\x1b]133;D;0\x07\x1b[m\x1b]7;file:///x\x1b\\";
+        let mut s = OscScanner::new();
+        let mut spans = Vec::new();
+        s.feed_spans(bytes, |span, _| spans.push(span));
+        assert_eq!(spans, vec![4..14, 17..32]);
+        // Split inside a sequence: its span starts at 0 of the second read.
+        for cut in 4..14 {
+            let mut s = OscScanner::new();
+            let mut spans = Vec::new();
+            s.feed_spans(&bytes[..cut], |span, _| spans.push(span));
+            s.feed_spans(&bytes[cut..14], |span, _| spans.push(span));
+            assert_eq!(spans, vec![0..14 - cut], "cut at {cut}");
+        }
+    }
+
+    #[test]
+    fn filtered_offsets_still_point_past_our_markers() {
+        let bytes = b"\x1b]133;C\x07x\x1b]133;C;aid=ua-5eed\x07out";
+        let mut s = OscScanner::following(Some(OURS));
+        let mut seen = Vec::new();
+        s.feed_at(bytes, |end, e| seen.push((end, e)));
+        assert_eq!(seen.len(), 1);
+        assert_eq!(&bytes[seen[0].0..], b"out");
     }
 
     #[test]

@@ -169,6 +169,7 @@ mod tests {
                 env: vec![],
                 kind: ShellKind::Other,
                 integrated: false,
+                aid: None,
                 scripts: None,
             };
             let pty = Pty::spawn(&launch, 80, 24, &[]).unwrap();

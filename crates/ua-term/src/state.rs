@@ -9,7 +9,9 @@
 //! perfectly regular (fish redraws its prompt, re-sending A and B; bash sends
 //! no C/D for an empty line; a `D` may arrive without a `C` after Ctrl+C), so
 //! every event is accepted in every phase and simply moves to the phase it
-//! names.
+//! names. The events are our shell's only (the scanner drops markers
+//! without its id); an OSC 7 cwd, which has no id, is taken only outside
+//! `Executing`.
 
 use crate::osc::ShellEvent;
 
@@ -119,7 +121,11 @@ impl TermState {
                 Transition::CommandFinished(*code)
             }
             ShellEvent::Cwd(path) => {
-                if self.cwd.as_deref() == Some(path) {
+                // OSC 7 carries no application id. Our scripts report the
+                // cwd only while the shell is between commands (before its
+                // prompt); during a command it is a child's: a nested or
+                // remote shell, which must not move ours.
+                if self.phase == Phase::Executing || self.cwd.as_deref() == Some(path) {
                     return Transition::None;
                 }
                 self.cwd = Some(path.clone());
@@ -182,6 +188,22 @@ mod tests {
         s.line_ended();
         s.apply(&PromptStart);
         assert_eq!(s.apply(&InputStart), Transition::FreshInput);
+    }
+
+    #[test]
+    fn a_cwd_reported_while_a_command_runs_is_a_childs() {
+        let (s, t) = run(&[
+            Cwd("/home".into()),
+            PromptStart,
+            InputStart,
+            CommandStart,
+            Cwd("/nested".into()),
+            CommandEnd(Some(0)),
+            Cwd("/home/sub".into()),
+        ]);
+        assert_eq!(t[4], Transition::None);
+        assert_eq!(t[6], Transition::CwdChanged);
+        assert_eq!(s.cwd(), Some("/home/sub"));
     }
 
     #[test]

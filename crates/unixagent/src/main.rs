@@ -16,6 +16,7 @@ mod session;
 mod shell;
 mod sink;
 mod terminal;
+mod trace;
 
 use std::os::fd::AsFd;
 use std::process::ExitCode;

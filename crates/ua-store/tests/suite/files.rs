@@ -21,6 +21,8 @@ fn meta() -> SessionMeta {
         cwd: "/home/u".into(),
         version: "0.1.0".into(),
         parent: None,
+        trace_id: None,
+        trace_parent: None,
     }
 }
 

@@ -1130,15 +1130,21 @@ impl Session {
 
     /// Shell output while the agent routes it.
     pub(super) fn on_output_in_turn(&mut self, bytes: &[u8]) {
-        let mut events = std::mem::take(&mut self.events_at);
-        self.scanner.feed_at(bytes, |end, e| events.push((end, e)));
+        let mut events = std::mem::take(&mut self.spans_at);
+        self.scanner.feed_spans(bytes, |span, e| events.push((span, e)));
         let mut pos = 0;
-        for (end, e) in events.drain(..) {
-            self.route(&bytes[pos..end]);
-            pos = end;
+        for (span, e) in events.drain(..) {
+            self.route(&bytes[pos..span.start.max(pos)]);
+            // Our own marker is for the terminal, not part of what the
+            // command printed: output going to a file or pipe (`ssh host
+            // '# …'`) does not get it.
+            if !(self.agent.plain_output && self.agent.view == View::Command) {
+                self.route(&bytes[span.start.max(pos)..span.end]);
+            }
+            pos = span.end;
             self.on_marker(&e);
         }
-        self.events_at = events;
+        self.spans_at = events;
         self.route(&bytes[pos..]);
     }
 

@@ -114,12 +114,14 @@ async fn run_async(opts: Options) -> anyhow::Result<i32> {
         eprintln!("{}", dim(&format!("unixagent: {why}; start instructions with ## (prompts are guessed)."), colour));
     }
     let (cols, rows) = terminal::size();
-    let (session_dir, journal) = open_journal(&opts.shell);
+    let trace = crate::trace::TraceContext::inherited();
+    let (session_dir, journal) = open_journal(&opts.shell, &trace);
     let id = session_dir.as_ref().map_or_else(session_id, |d| d.id().to_string());
     let mut env = vec![
         (OsString::from(shell::SESSION_ENV), OsString::from(&id)),
         (OsString::from("UNIXAGENT_PID"), OsString::from(std::process::id().to_string())),
     ];
+    env.extend(trace.for_children(&id));
     if let Some(j) = &journal {
         env.push((OsString::from("UNIXAGENT_JOURNAL"), j.path().as_os_str().to_owned()));
     }
@@ -154,7 +156,9 @@ async fn run_async(opts: Options) -> anyhow::Result<i32> {
     let mode = if launch.integrated { Mode::Markers } else { Mode::Heuristic };
     let mut s = Session {
         pty,
-        scanner: OscScanner::new(),
+        // Only our shell's markers move the session; a nested or remote
+        // shell's pass through to the terminal untouched.
+        scanner: OscScanner::following(launch.aid.as_deref()),
         state: TermState::new(),
         tail: LineTail::new(),
         icpt: Interceptor::new(mode),
@@ -172,7 +176,7 @@ async fn run_async(opts: Options) -> anyhow::Result<i32> {
         hung_up: false,
         out_broken: false,
         colour,
-        events_at: Vec::new(),
+        spans_at: Vec::new(),
         recorder: record::Recorder::new(),
         agent: agent::AgentSide::new(opts.agent, opts.oneshot, colour && out_tty, out_tty, stdin_tty, cols),
         exit_now: None,
@@ -215,6 +219,7 @@ fn dim(text: &str, colour: bool) -> String {
 /// works; it says once why there is no journal.
 fn open_journal(
     shell: &std::path::Path,
+    trace: &crate::trace::TraceContext,
 ) -> (Option<ua_store::session::SessionDir>, Option<ua_store::journal::Journal>) {
     let opened = (|| {
         let data = ua_store::session::data_dir()?;
@@ -229,6 +234,8 @@ fn open_journal(
             cwd: std::env::current_dir().map(|d| d.display().to_string()).unwrap_or_default(),
             version: env!("CARGO_PKG_VERSION").to_string(),
             parent: std::env::var("UNIXAGENT_SESSION").ok(),
+            trace_id: Some(trace.trace_id.clone()),
+            trace_parent: trace.parent.clone(),
         };
         let dir = ua_store::session::SessionDir::create(&data, meta)?;
         let journal = ua_store::journal::Journal::open(dir.journal_path(), ua_store::journal::SyncPolicy::default())?;
@@ -296,7 +303,9 @@ struct Session {
     hung_up: bool,
     out_broken: bool,
     colour: bool,
-    events_at: Vec<(usize, ShellEvent)>,
+    /// Markers found in the current read, with their spans (kept to reuse
+    /// the allocation).
+    spans_at: Vec<(std::ops::Range<usize>, ShellEvent)>,
     recorder: record::Recorder,
     agent: agent::AgentSide,
     /// Set when the session should end now with this status (a one-shot
@@ -415,11 +424,12 @@ impl Session {
         } else {
             self.write_out(bytes);
         }
-        let mut events = std::mem::take(&mut self.events_at);
-        self.scanner.feed_at(bytes, |end, e| events.push((end, e)));
+        let mut events = std::mem::take(&mut self.spans_at);
+        self.scanner.feed_spans(bytes, |span, e| events.push((span, e)));
         self.tail.feed(bytes);
         let mut pos = 0;
-        for (end, e) in events.drain(..) {
+        for (span, e) in events.drain(..) {
+            let end = span.end;
             self.recorder.shown(&bytes[pos..end], true);
             pos = end;
             self.recorder.marker(&e);
@@ -441,7 +451,7 @@ impl Session {
                 Transition::CommandFinished(_) | Transition::CwdChanged | Transition::None => {}
             }
         }
-        self.events_at = events;
+        self.spans_at = events;
         self.recorder.shown(&bytes[pos..], true);
         if self.icpt.mode() == Mode::Heuristic && !self.icpt.at_prompt() {
             self.quiet_deadline = Some(Instant::now() + heuristic::QUIET);
