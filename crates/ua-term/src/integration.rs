@@ -22,6 +22,7 @@ const BASH: &str = include_str!("../../../shell-integration/bash.sh");
 const ZSH_ENV: &str = include_str!("../../../shell-integration/zsh-env.zsh");
 const ZSH_PROFILE: &str = include_str!("../../../shell-integration/zsh-profile.zsh");
 const ZSH_RC: &str = include_str!("../../../shell-integration/zsh-rc.zsh");
+const ZSH_LOGIN: &str = include_str!("../../../shell-integration/zsh-login.zsh");
 const FISH: &str = include_str!("../../../shell-integration/fish.fish");
 
 /// The shells unixagent knows how to integrate with.
@@ -117,6 +118,7 @@ pub fn prepare(spec: &ShellSpec) -> Result<Launch, TermError> {
             dir.write(".zshenv", ZSH_ENV)?;
             dir.write(".zprofile", ZSH_PROFILE)?;
             dir.write(".zshrc", ZSH_RC)?;
+            dir.write(".zlogin", ZSH_LOGIN)?;
             if let Some(user) = std::env::var_os("ZDOTDIR") {
                 launch.env.push(("__UA_USER_ZDOTDIR".into(), user));
             }
@@ -216,7 +218,7 @@ mod tests {
         let l = prepare(&spec("/usr/bin/zsh", false)).unwrap();
         let dir = l.scripts.as_ref().unwrap().path().to_path_buf();
         assert!(l.env.contains(&("ZDOTDIR".into(), dir.clone().into())));
-        for f in [".zshenv", ".zprofile", ".zshrc"] {
+        for f in [".zshenv", ".zprofile", ".zshrc", ".zlogin"] {
             assert!(dir.join(f).is_file(), "{f}");
         }
         use std::os::unix::fs::PermissionsExt;
