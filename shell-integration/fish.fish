@@ -19,6 +19,15 @@ end
 set -l __ua_major (string split -f1 . -- $FISH_VERSION)
 if test "$__ua_major" -ge 4
     __ua_report_cwd
+    # fish 4.0 marks A, C and D itself but not B, which is what tells
+    # unixagent that the prompt is drawn and a fresh line is being read.
+    functions -q fish_prompt; and functions -c fish_prompt __ua_user_prompt
+    function fish_prompt
+        if functions -q __ua_user_prompt
+            __ua_user_prompt
+        end
+        printf '\e]133;B\a'
+    end
     exit
 end
 
@@ -38,10 +47,34 @@ end
 # Wrap the user's prompt: A before it, B after it. fish calls fish_prompt
 # on every repaint too, so A and B repeat without a command in between;
 # unixagent treats that as a redraw.
+#
+# fish draws the mode prompt (vi mode's [I]) before fish_prompt, so when
+# there is one, A goes before it: after a turn unixagent shows the shell's
+# output again from A on. An empty mode prompt (starship's) stays empty,
+# or fish would repaint only it when the vi mode changes, and not the
+# prompt that shows the mode.
+functions -q fish_mode_prompt; and functions -c fish_mode_prompt __ua_user_mode_prompt
+function fish_mode_prompt
+    set -l ret $status
+    set -e __ua_prompt_started
+    functions -q __ua_user_mode_prompt; or return
+    __ua_set_status $ret
+    set -l mode (__ua_user_mode_prompt | string collect -N)
+    test -n "$mode"; or return
+    __ua_prompt_start
+    set -g __ua_prompt_started 1
+    printf '%s' $mode
+end
+
+function __ua_prompt_start
+    printf '\e]133;A\a'
+end
+
 functions -q fish_prompt; and functions -c fish_prompt __ua_user_prompt
 function fish_prompt
     set -l ret $status
-    printf '\e]133;A\a'
+    set -q __ua_prompt_started; or __ua_prompt_start
+    set -e __ua_prompt_started
     if functions -q __ua_user_prompt
         # Restore $status for the user's prompt, which may show it.
         __ua_set_status $ret
