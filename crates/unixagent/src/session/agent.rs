@@ -1238,6 +1238,9 @@ impl Session {
     fn on_marker(&mut self, e: &ShellEvent) {
         if self.agent.view == View::Shell {
             self.recorder.marker(e);
+            if *e == ShellEvent::InputStart {
+                self.input_col = self.tail.column(self.size.0);
+            }
         }
         let transition = self.state.apply(e);
         match transition {

@@ -151,6 +151,7 @@ async fn run_async(opts: Options) -> anyhow::Result<i32> {
         scanner: OscScanner::new(),
         state: TermState::new(),
         tail: LineTail::new(),
+        input_col: None,
         icpt: Interceptor::new(mode),
         scripts: launch.scripts,
         shell_name: launch.kind.name(),
@@ -270,6 +271,9 @@ struct Session {
     scanner: OscScanner,
     state: TermState,
     tail: LineTail,
+    /// The column where the shell's input starts: where the cursor was at
+    /// the last `133;B`.
+    input_col: Option<u16>,
     icpt: Interceptor,
     scripts: Option<ScriptDir>,
     shell_name: &'static str,
@@ -395,12 +399,15 @@ impl Session {
         self.write_out(bytes);
         let mut events = std::mem::take(&mut self.events_at);
         self.scanner.feed_at(bytes, |end, e| events.push((end, e)));
-        self.tail.feed(bytes);
         let mut pos = 0;
         for (end, e) in events.drain(..) {
             self.recorder.shown(&bytes[pos..end], true);
+            self.tail.feed(&bytes[pos..end]);
             pos = end;
             self.recorder.marker(&e);
+            if e == ShellEvent::InputStart {
+                self.input_col = self.tail.column(self.size.0);
+            }
             match self.state.apply(&e) {
                 Transition::IntegrationConfirmed => {
                     self.integration_deadline = None;
@@ -420,6 +427,10 @@ impl Session {
         }
         self.events_at = events;
         self.recorder.shown(&bytes[pos..], true);
+        self.tail.feed(&bytes[pos..]);
+        if self.icpt.editing() {
+            self.editor_redraw();
+        }
         if self.icpt.mode() == Mode::Heuristic && !self.icpt.at_prompt() {
             self.quiet_deadline = Some(Instant::now() + heuristic::QUIET);
         }
@@ -441,7 +452,7 @@ impl Session {
         }
         let (width, _) = self.size;
         // Where the prompt ends matters only when an instruction may start.
-        let prompt_col = if self.icpt.at_prompt() { self.tail.column(width).unwrap_or(0) } else { 0 };
+        let prompt_col = if self.icpt.at_prompt() { self.prompt_col() } else { 0 };
         for action in self.icpt.on_input(bytes, Geometry { prompt_col, width }) {
             match action {
                 Action::ToShell(b) => self.send(&b),
@@ -451,6 +462,26 @@ impl Session {
                     // The editor has ended its line.
                     self.start_turn(&text);
                 }
+            }
+        }
+    }
+
+    /// Where an instruction starts on the prompt's row. With markers that is
+    /// where the shell's input starts (the cursor may not be there yet when
+    /// the shell has not finished echoing keys typed before the `#`).
+    fn prompt_col(&self) -> u16 {
+        match (self.icpt.mode(), self.input_col) {
+            (Mode::Markers, Some(col)) => col,
+            _ => self.tail.column(self.size.0).unwrap_or(0),
+        }
+    }
+
+    /// The shell drew over the instruction being edited: draw it again.
+    fn editor_redraw(&mut self) {
+        let col = self.prompt_col();
+        for a in self.icpt.shell_redrew(col) {
+            if let Action::ToTerminal(b) = a {
+                self.write_out(&b);
             }
         }
     }
