@@ -17,6 +17,7 @@ unset __UA_USER_ZDOTDIR
 
 # ZDOTDIR as the user's files left it.
 __ua_zdotdir_user() {
+    emulate -L zsh
     if (( __ua_zd_set )); then
         if (( __ua_zd_export )); then
             export ZDOTDIR=$__ua_zd
@@ -31,6 +32,7 @@ __ua_zdotdir_user() {
 # Remembers what the user's file just did to ZDOTDIR, then points zsh at
 # the next shim (not exported: nothing the user starts may inherit it).
 __ua_zdotdir_shim() {
+    emulate -L zsh
     __ua_zd_set=${+ZDOTDIR} __ua_zd=${ZDOTDIR-} __ua_zd_export=0
     [[ ${(t)ZDOTDIR-} == *export* ]] && __ua_zd_export=1
     unset ZDOTDIR

@@ -90,6 +90,7 @@ __ua_install_hooks() {
 
 # Hands ZDOTDIR back to the user for good and installs the hooks.
 __ua_finish() {
+    emulate -L zsh
     __ua_zdotdir_user
     unset __ua_shim_dir __ua_zd __ua_zd_set __ua_zd_export
     unfunction __ua_zdotdir_user __ua_zdotdir_shim __ua_finish
