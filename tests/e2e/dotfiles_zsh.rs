@@ -231,3 +231,13 @@ fn strict_options_nounset_ksh_arrays() {
         assert_no_errors(&t, &s);
     }
 }
+
+/// A prompt that takes a while to draw (themes run programs in precmd):
+/// the turn ends before the prompt after the agent's command is drawn, and
+/// the prompt must still come back.
+#[test]
+fn slow_prompt_comes_back_after_a_turn() {
+    let home =
+        home_with_zshrc(".zshrc", "PROMPT='slow %~ %# '\nslow_theme() { sleep 0.3 }\nprecmd_functions+=(slow_theme)\n");
+    check(&home, &setup("zsh slow prompt", vec![vec!["slow ~ "]]));
+}
