@@ -53,8 +53,7 @@ end
 # output again from A on. An empty mode prompt (starship's) stays empty,
 # or fish would repaint only it when the vi mode changes, and not the
 # prompt that shows the mode.
-functions -q fish_mode_prompt; and functions -c fish_mode_prompt __ua_user_mode_prompt
-function fish_mode_prompt
+function __ua_mode_prompt_wrapper
     set -l ret $status
     set -e __ua_prompt_started
     functions -q __ua_user_mode_prompt; or return
@@ -70,8 +69,7 @@ function __ua_prompt_start
     printf '\e]133;A\a'
 end
 
-functions -q fish_prompt; and functions -c fish_prompt __ua_user_prompt
-function fish_prompt
+function __ua_prompt_wrapper
     set -l ret $status
     set -q __ua_prompt_started; or __ua_prompt_start
     set -e __ua_prompt_started
@@ -81,6 +79,28 @@ function fish_prompt
         __ua_user_prompt
     end
     printf '\e]133;B\a'
+end
+
+# Makes $argv[1] call our wrapper $argv[2] around the user's function,
+# kept as $argv[3].
+function __ua_wrap
+    functions -e $argv[3]
+    functions -q $argv[1]; and functions -c $argv[1] $argv[3]
+    functions -e $argv[1]
+    functions -c $argv[2] $argv[1]
+end
+
+__ua_wrap fish_mode_prompt __ua_mode_prompt_wrapper __ua_user_mode_prompt
+__ua_wrap fish_prompt __ua_prompt_wrapper __ua_user_prompt
+
+# A prompt defined later (`fish_config prompt choose`, a theme's
+# configure command, a plugin loaded on demand) replaces the wrapper: wrap
+# it again before it is drawn.
+function __ua_rewrap --on-event fish_prompt
+    functions fish_mode_prompt | string match -q '*__ua_user_mode_prompt*'
+    or __ua_wrap fish_mode_prompt __ua_mode_prompt_wrapper __ua_user_mode_prompt
+    functions fish_prompt | string match -q '*__ua_user_prompt*'
+    or __ua_wrap fish_prompt __ua_prompt_wrapper __ua_user_prompt
 end
 
 function __ua_set_status

@@ -41,7 +41,25 @@ fn custom_prompt_and_right_prompt() {
         run_line(&mut t, &s, "mkcd sub; and echo in-(basename $PWD)");
         t.wait_text("\nin-sub");
         assert_no_errors(&t, &s);
+        if shell == "fish" {
+            prompt_chosen_later(&mut t);
+        }
     }
+}
+
+/// A prompt defined after start-up (`fish_config prompt choose`, a theme's
+/// configure command) is wrapped again before it is drawn. (fish 4's
+/// branch of the script does not do this yet.)
+fn prompt_chosen_later(t: &mut Term) {
+    let s = setup("fish 3 prompt chosen later", "fish", vec!["chosen> "]);
+    run_line(t, &s, "function fish_prompt; printf 'chosen> '; end");
+    t.send("# with the new prompt");
+    t.wait_for("an instruction", |s| s.cursor_row().contains("chosen> # with the new prompt"));
+    t.send("\x03");
+    t.wait_for("the instruction dropped", |s| !s.cursor_row().contains("with the new prompt"));
+    run_line(t, &s, "echo new-(math 40 + 2)");
+    t.wait_text("\nnew-42");
+    assert_no_errors(t, &s);
 }
 
 /// fish draws the vi mode indicator before the prompt: it is part of the
