@@ -58,11 +58,13 @@ function __ua_mode_prompt_wrapper
     set -e __ua_prompt_started
     functions -q __ua_user_mode_prompt; or return
     __ua_set_status $ret
-    set -l mode (__ua_user_mode_prompt | string collect -N)
+    # Its lines, without `string collect` (fish 3.1 and later only).
+    set -l mode (__ua_user_mode_prompt)
     test -n "$mode"; or return
     __ua_prompt_start
     set -g __ua_prompt_started 1
-    printf '%s' $mode
+    set -q mode[2]; and printf '%s\n' $mode[1..-2]
+    printf '%s' $mode[-1]
 end
 
 function __ua_prompt_start

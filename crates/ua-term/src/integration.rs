@@ -10,7 +10,7 @@
 //! | shell | how it is started                         | what the script does first          |
 //! |-------|-------------------------------------------|-------------------------------------|
 //! | bash  | `bash --rcfile DIR/bashrc`                | sources ~/.bashrc (or, for a login session, /etc/profile and the first of ~/.bash_profile, ~/.bash_login, ~/.profile) |
-//! | zsh   | `ZDOTDIR=DIR zsh`                         | each shim sources the user's file of the same name from their real ZDOTDIR |
+//! | zsh   | `ZDOTDIR=DIR zsh`                         | each shim (.zshenv, .zprofile, .zshrc, .zlogin) sources the user's file of the same name from the ZDOTDIR their files see |
 //! | fish  | `fish --init-command 'source DIR/…fish'`  | runs after the user's config.fish   |
 
 use std::ffi::OsString;
