@@ -43,6 +43,8 @@ fn custom_prompt_and_right_prompt() {
         assert_no_errors(&t, &s);
         if shell == "fish" {
             prompt_chosen_later(&mut t);
+        } else {
+            kitty_keyboard_protocol(&mut t);
         }
     }
 }
@@ -104,4 +106,19 @@ fn direnv_and_zoxide() {
         t.wait_text(&format!("\n{}/proj\n", home.path().canonicalize().unwrap().display()));
         assert_no_errors(&t, &s);
     }
+}
+
+/// fish 4 turns on the kitty keyboard protocol at its prompt, and a
+/// terminal that speaks it sends Ctrl+C as `CSI 99;5u`: the `#` editor
+/// must still read it.
+fn kitty_keyboard_protocol(t: &mut Term) {
+    assert!(t.raw().windows(5).any(|w| w == b"\x1b[=5u"), "fish 4 did not ask for the kitty keyboard protocol");
+    let s = setup("fish 4 kitty keys", "fish4", vec!["fishy ~", "fish-right"]);
+    t.send("# dropped with kitty's ctrl-c");
+    t.wait_for("an instruction", |s| s.cursor_row().contains("# dropped with kitty's ctrl-c"));
+    t.send("\x1b[99;5u");
+    t.wait_for("the instruction dropped", |s| !s.cursor_row().contains("dropped with"));
+    run_line(t, &s, "echo kitty-(math 40 + 2)");
+    t.wait_text("\nkitty-42");
+    assert_no_errors(t, &s);
 }
