@@ -241,3 +241,16 @@ fn slow_prompt_comes_back_after_a_turn() {
         home_with_zshrc(".zshrc", "PROMPT='slow %~ %# '\nslow_theme() { sleep 0.3 }\nprecmd_functions+=(slow_theme)\n");
     check(&home, &setup("zsh slow prompt", vec![vec!["slow ~ "]]));
 }
+
+const LATE_THEME_ZSHRC: &str = include_str!("fixtures/zsh/late-theme.zshrc");
+
+/// A theme loaded after start-up adds its precmd hook after ours and
+/// rebuilds PROMPT at every prompt: B must still mark every prompt.
+#[test]
+fn theme_loaded_after_start_up() {
+    let home = home_with_zshrc(".zshrc", LATE_THEME_ZSHRC);
+    let s = setup("zsh theme loaded late", vec![vec!["lazy-", "[lazy]"]]);
+    let mut t = check(&home, &s);
+    run_line(&mut t, &s, "echo late");
+    t.wait_for("the late theme's prompt", |s| s.cursor_row().starts_with("lazy-late ~ "));
+}
