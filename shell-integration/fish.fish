@@ -2,7 +2,8 @@
 #
 # unixagent starts fish with `--init-command 'source <this file>'`, which
 # runs after the user's config.fish. fish 4 and later emit OSC 133 markers
-# themselves; then only the working directory report is added here.
+# themselves (all but B); then only B and the working directory report are
+# added here.
 
 if not status is-interactive
     exit
