@@ -160,7 +160,9 @@ pub fn assert_no_errors(t: &Term, setup: &Setup) {
         if let Some(at) = lower.find(e) {
             let from = lower[..at].rfind('\n').map_or(0, |n| n + 1);
             let to = lower[at..].find('\n').map_or(lower.len(), |n| at + n);
-            panic!("{}: the shell printed {:?}\n--- screen ---\n{}", setup.name, &text[from..to], t.screen_text());
+            // (Quoted from the lower-cased text: lower-casing may change
+            // byte offsets.)
+            panic!("{}: the shell printed {:?}\n--- screen ---\n{}", setup.name, &lower[from..to], t.screen_text());
         }
     }
 }
