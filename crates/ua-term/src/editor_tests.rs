@@ -170,3 +170,38 @@ fn wide_characters() {
     assert_eq!(s.ed.text(), "日x本");
     assert_eq!(s.cursor(), (0, 6));
 }
+
+#[test]
+fn redraw_after_the_shell_drew_over_the_line() {
+    let mut s = Screen::new("$ ", 30);
+    s.typ("find big files");
+    s.keys(&[Key::Left, Key::Left]);
+    // The shell's late echo of keys typed before the `#`: it moves back
+    // from where it believes its cursor is, draws a suggestion, then
+    // clears its (empty) line after the prompt.
+    s.vt.process(b"\x08\x08e\x1b[90mcho hi\x1b[39m\r$ \x1b[K");
+    let out = s.ed.redraw(2);
+    s.vt.process(&out);
+    assert_eq!(s.rows()[0], "$ #find big files");
+    assert_eq!(s.cursor(), (0, 15));
+    s.typ("x");
+    assert_eq!(s.ed.text(), "find big filxes");
+    assert_eq!(s.rows()[0], "$ #find big filxes");
+}
+
+#[test]
+fn the_editor_starts_where_the_input_starts_even_if_the_cursor_is_not_there_yet() {
+    // The shell still shows a typed `ec` (erased by keys it has not echoed
+    // yet) when the `#` opens the editor at the prompt's end.
+    let mut vt = vt100::Parser::new(std::num::NonZeroU16::new(4).unwrap(), std::num::NonZeroU16::new(30).unwrap(), 0);
+    vt.process(b"$ ec");
+    let (mut ed, out) = LineEditor::start("#", 2, 30, Vec::new());
+    vt.process(&out);
+    let (out, _) = ed.handle(&Key::Char('a'));
+    vt.process(&out);
+    // Now the shell's erasing echo arrives, then our redraw.
+    vt.process(b"\x08\x08\x08  \x08\x08");
+    vt.process(&ed.redraw(2));
+    assert_eq!(vt.screen().rows(0, 30).next().unwrap().trim_end(), "$ #a");
+    assert_eq!(vt.screen().cursor_position(), (0, 4));
+}

@@ -10,7 +10,7 @@
 //! | shell | how it is started                         | what the script does first          |
 //! |-------|-------------------------------------------|-------------------------------------|
 //! | bash  | `bash --rcfile DIR/bashrc`                | sources ~/.bashrc (or, for a login session, /etc/profile and the first of ~/.bash_profile, ~/.bash_login, ~/.profile) |
-//! | zsh   | `ZDOTDIR=DIR zsh`                         | each shim sources the user's file of the same name from their real ZDOTDIR |
+//! | zsh   | `ZDOTDIR=DIR zsh`                         | each shim (.zshenv, .zprofile, .zshrc, .zlogin) sources the user's file of the same name from the ZDOTDIR their files see |
 //! | fish  | `fish --features no-mark-prompt --init-command 'source DIR/…fish'` | runs after the user's config.fish |
 //!
 //! Each session's markers carry its own random application id
@@ -32,6 +32,7 @@ const BASH: &str = include_str!("../../../shell-integration/bash.sh");
 const ZSH_ENV: &str = include_str!("../../../shell-integration/zsh-env.zsh");
 const ZSH_PROFILE: &str = include_str!("../../../shell-integration/zsh-profile.zsh");
 const ZSH_RC: &str = include_str!("../../../shell-integration/zsh-rc.zsh");
+const ZSH_LOGIN: &str = include_str!("../../../shell-integration/zsh-login.zsh");
 const FISH: &str = include_str!("../../../shell-integration/fish.fish");
 
 /// The shells unixagent knows how to integrate with.
@@ -134,6 +135,7 @@ pub fn prepare(spec: &ShellSpec) -> Result<Launch, TermError> {
             dir.write(".zshenv", ZSH_ENV)?;
             dir.write(".zprofile", ZSH_PROFILE)?;
             dir.write(".zshrc", &format!("__ua_aid={aid}; typeset +x __ua_aid\n{ZSH_RC}"))?;
+            dir.write(".zlogin", ZSH_LOGIN)?;
             if let Some(user) = std::env::var_os("ZDOTDIR") {
                 launch.env.push(("__UA_USER_ZDOTDIR".into(), user));
             }
@@ -266,7 +268,7 @@ mod tests {
         let l = prepare(&spec("/usr/bin/zsh", false)).unwrap();
         let dir = l.scripts.as_ref().unwrap().path().to_path_buf();
         assert!(l.env.contains(&("ZDOTDIR".into(), dir.clone().into())));
-        for f in [".zshenv", ".zprofile", ".zshrc"] {
+        for f in [".zshenv", ".zprofile", ".zshrc", ".zlogin"] {
             assert!(dir.join(f).is_file(), "{f}");
         }
         use std::os::unix::fs::PermissionsExt;

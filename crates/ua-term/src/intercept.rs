@@ -127,6 +127,16 @@ impl Interceptor {
         self.line = ShellLine::Unknown;
     }
 
+    /// The shell wrote to the terminal while the editor owns the line: its
+    /// input starts at `input_col`, and the instruction is drawn again over
+    /// whatever the shell drew.
+    pub fn shell_redrew(&mut self, input_col: u16) -> Vec<Action> {
+        match self.editor.as_mut() {
+            Some(ed) => vec![Action::ToTerminal(ed.redraw(input_col))],
+            None => Vec::new(),
+        }
+    }
+
     /// The terminal was resized while editing.
     pub fn resize(&mut self, width: u16) -> Vec<Action> {
         match self.editor.as_mut() {

@@ -172,3 +172,14 @@ fn enter_ends_the_line() {
     let a = i.on_input(b"true\r", GEO);
     assert!(a.contains(&Action::LineEnded));
 }
+
+#[test]
+fn shell_output_while_editing_redraws_the_instruction() {
+    let mut i = at_prompt(Mode::Markers);
+    assert!(i.shell_redrew(2).is_empty(), "nothing to redraw without an editor");
+    i.on_input(b"#ab", GEO);
+    let actions = i.shell_redrew(2);
+    let Some(Action::ToTerminal(bytes)) = actions.first() else { panic!("{actions:?}") };
+    assert!(bytes.starts_with(b"\r\x1b[2C"), "{bytes:?}");
+    assert!(bytes.windows(6).any(|w| w == b"\x1b[J#ab"), "{bytes:?}");
+}

@@ -107,6 +107,8 @@ fn decode_escape(b: &[u8]) -> Option<(Key, usize)> {
                 (b"3", b'~') => Key::Delete,
                 (b"200", b'~') => Key::PasteStart,
                 (b"201", b'~') => Key::PasteEnd,
+                (p, b'u') => csi_u(p),
+                (p, b'~') if p.starts_with(b"27;") => modify_other_keys(p),
                 _ => Key::Other,
             };
             Some((key, len))
@@ -131,6 +133,52 @@ fn decode_escape(b: &[u8]) -> Option<(Key, usize)> {
         // Alt+key.
         _ => Some((Key::Other, 2)),
     }
+}
+
+/// The kitty keyboard protocol's `CSI code[:alternates] [; mods[:event]] u`.
+/// fish 4 turns it on at its prompt; a terminal that speaks it then sends
+/// Esc, Ctrl+letter and Alt+key this way while unixagent edits an
+/// instruction or runs a turn there.
+fn csi_u(params: &[u8]) -> Key {
+    let mut fields = params.split(|&b| b == b';');
+    let code = fields.next().and_then(|f| number(f.split(|&b| b == b':').next().unwrap_or(f)));
+    let mods = fields.next().and_then(|f| number(f.split(|&b| b == b':').next().unwrap_or(f))).unwrap_or(1);
+    code.map_or(Key::Other, |c| key_with_mods(c, mods))
+}
+
+/// xterm's modifyOtherKeys: `CSI 27 ; mods ; code ~` (fish 4 asks for it
+/// too).
+fn modify_other_keys(params: &[u8]) -> Key {
+    let mut fields = params.split(|&b| b == b';').skip(1);
+    match (fields.next().and_then(number), fields.next().and_then(number)) {
+        (Some(mods), Some(code)) => key_with_mods(code, mods),
+        _ => Key::Other,
+    }
+}
+
+/// A key by its Unicode code point and the protocol's modifier value (1 +
+/// shift 1, alt 2, ctrl 4; other bits are lock keys and ignored).
+fn key_with_mods(code: u32, mods: u32) -> Key {
+    let mods = mods.saturating_sub(1) & 0b111;
+    let (alt, ctrl) = (mods & 2 != 0, mods & 4 != 0);
+    let plain = match code {
+        13 => Key::Enter,
+        9 => Key::Tab,
+        27 => Key::Esc,
+        127 | 8 => Key::Backspace,
+        c => match char::from_u32(c) {
+            Some(c) if ctrl && c.is_ascii_alphabetic() => {
+                return if alt { Key::Other } else { Key::Ctrl(c.to_ascii_lowercase()) };
+            }
+            Some(c) if !c.is_control() => Key::Char(c),
+            _ => Key::Other,
+        },
+    };
+    if alt || ctrl { Key::Other } else { plain }
+}
+
+fn number(b: &[u8]) -> Option<u32> {
+    std::str::from_utf8(b).ok()?.parse().ok()
 }
 
 fn decode_utf8(b: &[u8]) -> Option<(Key, usize)> {
@@ -194,6 +242,23 @@ mod tests {
     fn lone_escape_and_alt() {
         assert_eq!(keys(&[b"\x1b"]), vec![Key::Esc]);
         assert_eq!(keys(&[b"\x1bx"]), vec![Key::Other]);
+    }
+
+    #[test]
+    fn kitty_keyboard_protocol_and_modify_other_keys() {
+        // What a terminal sends while fish 4 has the kitty protocol on:
+        // Ctrl+C, Ctrl+U, Esc, Ctrl+W with an alternate key, Alt+x, shifted
+        // `A` with its base key; then modifyOtherKeys' Ctrl+C.
+        assert_eq!(
+            keys(&[b"\x1b[99;5u\x1b[117;5u\x1b[27u\x1b[119:87;5u\x1b[120;3u\x1b[65:97;2u\x1b[27;5;99~"]),
+            vec![Key::Ctrl('c'), Key::Ctrl('u'), Key::Esc, Key::Ctrl('w'), Key::Other, Key::Char('A'), Key::Ctrl('c')]
+        );
+        // Enter, Tab and Backspace when reported as escape codes, and a
+        // press event type read past.
+        assert_eq!(
+            keys(&[b"\x1b[13u\x1b[9u\x1b[127u\x1b[99;5:1u"]),
+            vec![Key::Enter, Key::Tab, Key::Backspace, Key::Ctrl('c')]
+        );
     }
 
     #[test]

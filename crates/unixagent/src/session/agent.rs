@@ -1104,6 +1104,14 @@ impl Session {
             return;
         }
         if self.agent.turn.is_none() {
+            if self.agent.view == View::UntilPrompt {
+                // This prompt started while the turn still hid the shell's
+                // output (a slow prompt: themes run programs in precmd), so
+                // its start was not shown: ask for another.
+                self.state.line_ended();
+                self.send(b"\r");
+                return;
+            }
             if !self.agent.typeahead.is_empty() && self.agent.view == View::Shell {
                 let keys = std::mem::take(&mut self.agent.typeahead);
                 self.on_input(&keys);
@@ -1185,6 +1193,9 @@ impl Session {
     fn on_marker(&mut self, e: &ShellEvent) {
         if self.agent.view == View::Shell {
             self.recorder.marker(e);
+            if *e == ShellEvent::InputStart {
+                self.input_col = self.tail.column(self.size.0);
+            }
         }
         let transition = self.state.apply(e);
         match transition {

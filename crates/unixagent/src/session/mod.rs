@@ -161,6 +161,7 @@ async fn run_async(opts: Options) -> anyhow::Result<i32> {
         scanner: OscScanner::following(launch.aid.as_deref()),
         state: TermState::new(),
         tail: LineTail::new(),
+        input_col: None,
         icpt: Interceptor::new(mode),
         scripts: launch.scripts,
         shell_name: launch.kind.name(),
@@ -286,6 +287,9 @@ struct Session {
     scanner: OscScanner,
     state: TermState,
     tail: LineTail,
+    /// The column where the shell's input starts: where the cursor was at
+    /// the last `133;B`.
+    input_col: Option<u16>,
     icpt: Interceptor,
     scripts: Option<ScriptDir>,
     shell_name: &'static str,
@@ -426,13 +430,16 @@ impl Session {
         }
         let mut events = std::mem::take(&mut self.spans_at);
         self.scanner.feed_spans(bytes, |span, e| events.push((span, e)));
-        self.tail.feed(bytes);
         let mut pos = 0;
         for (span, e) in events.drain(..) {
             let end = span.end;
             self.recorder.shown(&bytes[pos..end], true);
+            self.tail.feed(&bytes[pos..end]);
             pos = end;
             self.recorder.marker(&e);
+            if e == ShellEvent::InputStart {
+                self.input_col = self.tail.column(self.size.0);
+            }
             match self.state.apply(&e) {
                 Transition::IntegrationConfirmed => {
                     self.integration_deadline = None;
@@ -453,6 +460,10 @@ impl Session {
         }
         self.spans_at = events;
         self.recorder.shown(&bytes[pos..], true);
+        self.tail.feed(&bytes[pos..]);
+        if self.icpt.editing() {
+            self.editor_redraw();
+        }
         if self.icpt.mode() == Mode::Heuristic && !self.icpt.at_prompt() {
             self.quiet_deadline = Some(Instant::now() + heuristic::QUIET);
         }
@@ -491,7 +502,7 @@ impl Session {
         }
         let (width, _) = self.size;
         // Where the prompt ends matters only when an instruction may start.
-        let prompt_col = if self.icpt.at_prompt() { self.tail.column(width).unwrap_or(0) } else { 0 };
+        let prompt_col = if self.icpt.at_prompt() { self.prompt_col() } else { 0 };
         for action in self.icpt.on_input(bytes, Geometry { prompt_col, width }) {
             match action {
                 Action::ToShell(b) => self.send(&b),
@@ -501,6 +512,26 @@ impl Session {
                     // The editor has ended its line.
                     self.start_turn(&text);
                 }
+            }
+        }
+    }
+
+    /// Where an instruction starts on the prompt's row. With markers that is
+    /// where the shell's input starts (the cursor may not be there yet when
+    /// the shell has not finished echoing keys typed before the `#`).
+    fn prompt_col(&self) -> u16 {
+        match (self.icpt.mode(), self.input_col) {
+            (Mode::Markers, Some(col)) => col,
+            _ => self.tail.column(self.size.0).unwrap_or(0),
+        }
+    }
+
+    /// The shell drew over the instruction being edited: draw it again.
+    fn editor_redraw(&mut self) {
+        let col = self.prompt_col();
+        for a in self.icpt.shell_redrew(col) {
+            if let Action::ToTerminal(b) = a {
+                self.write_out(&b);
             }
         }
     }
