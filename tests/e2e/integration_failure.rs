@@ -37,3 +37,29 @@ fn shell_debug_traces_start_up_and_says_when_integration_works() {
     run(&mut t, "echo debug-session-works");
     t.wait_text("\ndebug-session-works");
 }
+
+/// zsh and fish reach the same line: the first error their start-up
+/// printed, and the command to look closer.
+#[test]
+fn zsh_and_fish_start_up_errors_are_quoted_too() {
+    let cases: &[(&str, &str, &str, &str)] = &[
+        ("zsh", ".zshrc", "source ~/.config/missing-zsh-aliases\nexec zsh -f\n", "missing-zsh-aliases"),
+        (
+            "fish",
+            ".config/fish/config.fish",
+            "source ~/.config/missing-fish-aliases.fish\nexec fish --no-config\n",
+            "missing-fish-aliases.fish",
+        ),
+    ];
+    for (shell, file, text, missing) in cases {
+        let home = Home::new();
+        home.write(file, text);
+        short_timeout(&home);
+        let t = home.spawn(shell).start();
+        t.wait_text(&format!("no prompt marker from {shell}"));
+        t.wait_text("start instructions with ##");
+        let screen = t.screen_text().replace('\n', "");
+        assert!(screen.contains(&format!("{shell} printed:")) && screen.contains(missing), "{shell}: {screen}");
+        assert!(screen.contains("unixagent --shell-debug"), "{shell}: {screen}");
+    }
+}
