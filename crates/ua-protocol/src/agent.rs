@@ -98,6 +98,11 @@ pub enum AgentEvent {
         decision: GateDecision,
         /// The rule, hook, grant or mode that decided.
         rule: Option<String>,
+        /// What is typed instead, when unixagent or a hook rewrote it
+        /// (`git --no-pager log`).
+        runs_as: Option<String>,
+        /// A warning to read before approving (the judge's).
+        note: Option<String>,
     },
     /// The command with this id waits for an approval.
     ApprovalRequest { id: String, command: String, risk: String, reason: String },
@@ -209,10 +214,12 @@ mod tests {
             risk: "read_only".into(),
             decision: GateDecision::Allow,
             rule: None,
+            runs_as: None,
+            note: None,
         };
         assert_eq!(
             wire(&e),
-            json!({"type": "command", "id": "t1", "command": "ls", "risk": "read_only", "decision": "allow", "rule": null})
+            json!({"type": "command", "id": "t1", "command": "ls", "risk": "read_only", "decision": "allow", "rule": null, "runs_as": null, "note": null})
         );
         let r = AgentEvent::CommandResult {
             id: "t1".into(),

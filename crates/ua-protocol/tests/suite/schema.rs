@@ -36,6 +36,8 @@ fn every_event() -> Vec<AgentEvent> {
             risk: "read_only".into(),
             decision: GateDecision::Ask,
             rule: Some("builtin.read-only".into()),
+            runs_as: Some("git --no-pager log".into()),
+            note: None,
         },
         AgentEvent::ApprovalRequest {
             id: "toolu_1".into(),
@@ -99,7 +101,7 @@ fn the_schema_rejects_what_the_types_never_write() {
     for bad in [
         json!({"type": "text"}),
         json!({"type": "text", "text": "x", "extra": 1}),
-        json!({"type": "command", "id": "t", "command": "ls", "risk": "read_only", "decision": "maybe", "rule": null}),
+        json!({"type": "command", "id": "t", "command": "ls", "risk": "read_only", "decision": "maybe", "rule": null, "runs_as": null, "note": null}),
         json!({"type": "command_result", "id": "t", "output": "", "status": "ok"}),
         json!({"type": "result", "status": "ok", "exit_code": 0, "usage": {"input": 1}, "commands": 0}),
         json!({"type": "session", "v": 2, "id": "s", "journal": null, "shell": "/bin/sh", "cwd": "/"}),

@@ -6,6 +6,7 @@
 //! - [`render`]: how the turn looks on the terminal.
 //! - [`gate`]: the safety pipeline (`ua-policy`) as the agent uses it.
 //! - [`capture`]: a command's output between its 133;C and 133;D markers.
+//! - [`events`]: the turn's values as events of the agent's stream.
 //! - [`question`]: keys to the person's answer about one proposal, pure.
 //! - [`confirm`]: the confirm mode and the plan's approval applied to a
 //!   verdict (run, ask, or refuse).
@@ -13,6 +14,7 @@
 pub mod backend;
 pub mod capture;
 pub mod confirm;
+pub mod events;
 pub mod gate;
 pub mod question;
 pub mod render;

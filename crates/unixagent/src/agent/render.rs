@@ -12,7 +12,12 @@ use std::time::Duration;
 
 use ua_protocol::event::Usage;
 
-use super::turn::{Proposal, Verdict};
+use ua_protocol::agent::{AgentEvent, GateDecision};
+
+/// True for a risk whose approval must be typed out (`yes`).
+pub fn strong(risk: &str) -> bool {
+    matches!(risk, "privileged" | "denied")
+}
 
 const SPINNER: [char; 10] = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
 
@@ -141,30 +146,54 @@ impl Renderer {
         out
     }
 
-    /// A proposed command, `❯ cmd  ▐ risk`, with the judge's note under it.
-    /// When unixagent turned paging off, the proposal is shown as the model
-    /// wrote it and the command that runs on one line under it.
-    pub fn proposal(&mut self, p: &Proposal, v: &Verdict) -> String {
+    /// One event of the agent's stream, drawn for a person. The events a
+    /// terminal shows otherwise (a denial and a skip are notices, a
+    /// command's result is its output, already on screen) draw nothing.
+    pub fn event(&mut self, e: &AgentEvent) -> String {
+        match e {
+            AgentEvent::Text { text } => self.text(text),
+            AgentEvent::Thinking { text } => self.thinking(text),
+            AgentEvent::Notice { text } => self.notice(text),
+            AgentEvent::Error { message, .. } => self.error(message),
+            AgentEvent::Command {
+                command,
+                risk,
+                decision: GateDecision::Allow | GateDecision::Ask,
+                runs_as,
+                note,
+                ..
+            } => self.proposal(command, risk, runs_as.as_deref(), note.as_deref()),
+            AgentEvent::ApprovalRequest { risk, .. } => self.question(strong(risk)),
+            AgentEvent::Command { decision: GateDecision::Deny, .. }
+            | AgentEvent::CommandResult { .. }
+            | AgentEvent::Session { .. }
+            | AgentEvent::Result { .. } => String::new(),
+        }
+    }
+
+    /// A proposed command, `❯ cmd  ▐ risk`, with the command that runs
+    /// instead when unixagent rewrote it (paging turned off) and the
+    /// judge's note under it.
+    fn proposal(&mut self, command: &str, risk: &str, runs_as: Option<&str>, note: Option<&str>) -> String {
         let mut out = self.settle_thinking();
         out.push_str(&self.fresh_line());
-        let ours = v.rewritten.as_ref().filter(|r| !r.by_hook);
-        let shown = ours.map_or(&p.command, |r| &r.from);
-        let command = shown.replace('\n', "\r\n  ");
-        out.push_str(&format!("{} {}  {}\r\n", self.style("1;36", "❯"), self.style("1", &command), self.risk(&v.risk)));
-        if let Some(r) = ours {
-            let runs = r.command.replace('\n', "\r\n    ");
+        let command = command.replace('\n', "\r\n  ");
+        out.push_str(&format!("{} {}  {}\r\n", self.style("1;36", "❯"), self.style("1", &command), self.risk(risk)));
+        if let Some(runs) = runs_as {
+            let runs = runs.replace('\n', "\r\n    ");
             out.push_str(&format!("  {}\r\n", self.style("2", &format!("runs as: {runs}"))));
         }
-        if let Some(note) = &v.note {
+        if let Some(note) = note {
             out.push_str(&format!("  {}\r\n", self.style("33", &format!("⚠ {note}"))));
         }
         self.at_line_start = true;
         out
     }
 
-    /// The question under a proposal.
-    pub fn question(&mut self, v: &Verdict) -> String {
-        let keys = if v.strong {
+    /// The question under a proposal; `strong` when approval must be typed
+    /// out.
+    pub fn question(&mut self, strong: bool) -> String {
+        let keys = if strong {
             format!("{} type yes to run it, n to skip, q to stop, # to steer: ", self.style("1;31", "privileged:"))
         } else {
             "[y] run  [n] skip  [e] edit  [a] always  [q] stop  # steer: ".to_string()
@@ -235,9 +264,6 @@ fn tokens(n: u64) -> String {
 
 #[cfg(test)]
 mod tests {
-    use ua_protocol::tool::OutputMode;
-
-    use super::super::turn::{Outcome, Rewritten};
     use super::*;
 
     fn plain() -> Renderer {
@@ -280,40 +306,67 @@ mod tests {
         assert!(out.ends_with("Here."));
     }
 
+    fn command(command: &str, risk: &str, runs_as: Option<&str>, note: Option<&str>) -> AgentEvent {
+        AgentEvent::Command {
+            id: "t".into(),
+            command: command.into(),
+            risk: risk.into(),
+            decision: GateDecision::Ask,
+            rule: None,
+            runs_as: runs_as.map(Into::into),
+            note: note.map(Into::into),
+        }
+    }
+
     #[test]
     fn proposals_show_command_risk_and_note() {
         let mut r = plain();
         r.text("Deleting the logs.");
-        let p = Proposal { id: "t".into(), command: "rm *.log".into(), mode: OutputMode::Full };
-        let v = Verdict {
-            outcome: Outcome::Ask,
-            risk: "destructive".into(),
-            reason: "asks".into(),
-            note: Some("deletes every log".into()),
-            strong: false,
-            rewritten: None,
-        };
-        let out = r.proposal(&p, &v);
+        let out = r.event(&command("rm *.log", "destructive", None, Some("deletes every log")));
         assert_eq!(out, "\r\n❯ rm *.log  ▐ destructive\r\n  ⚠ deletes every log\r\n");
-        assert!(r.question(&v).contains("[y] run"));
+        let ask = AgentEvent::ApprovalRequest {
+            id: "t".into(),
+            command: "rm".into(),
+            risk: "destructive".into(),
+            reason: String::new(),
+        };
+        assert!(r.event(&ask).contains("[y] run"));
+        let ask = AgentEvent::ApprovalRequest {
+            id: "t".into(),
+            command: "sudo x".into(),
+            risk: "privileged".into(),
+            reason: String::new(),
+        };
+        assert!(r.event(&ask).contains("type yes"));
     }
 
     #[test]
     fn a_paging_edit_shows_the_proposal_and_the_command_that_runs() {
         let mut r = plain();
-        let p = Proposal { id: "t".into(), command: "git --no-pager log".into(), mode: OutputMode::Full };
-        let mut v = Verdict {
-            outcome: Outcome::Allow,
-            risk: "read_only".into(),
-            reason: "read-only".into(),
+        let out = r.event(&command("git log", "read_only", Some("git --no-pager log"), None));
+        assert_eq!(out, "❯ git log  ▐ read-only\r\n  runs as: git --no-pager log\r\n");
+    }
+
+    #[test]
+    fn events_a_terminal_shows_otherwise_draw_nothing() {
+        let mut r = plain();
+        let denied = AgentEvent::Command {
+            id: "t".into(),
+            command: "rm -rf /".into(),
+            risk: "denied".into(),
+            decision: GateDecision::Deny,
+            rule: Some("rm-root".into()),
+            runs_as: None,
             note: None,
-            strong: false,
-            rewritten: Some(Rewritten { from: "git log".into(), command: "git --no-pager log".into(), by_hook: false }),
         };
-        assert_eq!(r.proposal(&p, &v), "❯ git log  ▐ read-only\r\n  runs as: git --no-pager log\r\n");
-        // A hook's rewrite is what is shown (the session says a hook did it).
-        v.rewritten = Some(Rewritten { from: "git log".into(), command: "git --no-pager log".into(), by_hook: true });
-        assert_eq!(r.proposal(&p, &v), "❯ git --no-pager log  ▐ read-only\r\n");
+        assert_eq!(r.event(&denied), "");
+        let result = AgentEvent::CommandResult {
+            id: "t".into(),
+            exit_code: Some(0),
+            output: "x".into(),
+            status: ua_protocol::agent::CommandStatus::Ok,
+        };
+        assert_eq!(r.event(&result), "");
     }
 
     #[test]

@@ -25,6 +25,7 @@
 
 use std::collections::VecDeque;
 
+use ua_protocol::agent::CommandStatus;
 use ua_protocol::conversation::{Block, Message, Role, ToolResult, ToolUse};
 
 use ua_protocol::event::{StopReason, StreamEvent, TurnBuilder, Usage};
@@ -143,6 +144,20 @@ impl End {
     }
 }
 
+/// A proposal's result as the turn settled it: what the event stream
+/// reports as `command_result` (the session drains them with
+/// [`Turn::take_settled`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Settled {
+    /// The `tool_use` id.
+    pub id: String,
+    /// The exit status, when the command ran.
+    pub exit_code: Option<i32>,
+    /// The tool result's text, as the model gets it.
+    pub output: String,
+    pub status: CommandStatus,
+}
+
 /// What the session must do, in order.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Effect {
@@ -197,6 +212,8 @@ pub struct Turn {
     cut_off: bool,
     /// Answers in a row that were cut off with nothing runnable in them.
     cut_offs: usize,
+    /// Results settled since the session last asked.
+    settled: Vec<Settled>,
 }
 
 impl Turn {
@@ -217,6 +234,7 @@ impl Turn {
             last_exit: None,
             cut_off: false,
             cut_offs: 0,
+            settled: Vec::new(),
         };
         turn.push_user(instruction);
         (turn, vec![Effect::Call])
@@ -386,7 +404,7 @@ impl Turn {
                 // A deny rule quotes the command, which may be the user's
                 // edit of the proposal with a password typed into it.
                 let text = format!("not run: denied ({}): {}", verdict.risk, verdict.reason);
-                self.results.push(error_result(&p.id, &ua_context::secrets::redact_secrets(&text)));
+                self.not_run(&p.id, &ua_context::secrets::redact_secrets(&text), CommandStatus::Denied);
                 let mut effects = vec![Effect::Notice(format!("denied: {}", verdict.reason))];
                 effects.extend(self.next_call());
                 effects
@@ -408,17 +426,17 @@ impl Turn {
                 vec![Effect::Gate(edited)]
             }
             Answer::Skip => {
-                self.results.push(error_result(&p.id, "not run: the user skipped this command"));
+                self.not_run(&p.id, "not run: the user skipped this command", CommandStatus::Skipped);
                 let mut effects = vec![Effect::Notice("skipped".into())];
                 effects.extend(self.next_call());
                 effects
             }
             Answer::Quit => {
-                self.results.push(error_result(&p.id, "not run: the user ended the turn"));
+                self.not_run(&p.id, "not run: the user ended the turn", CommandStatus::Skipped);
                 self.stop("not run: the user ended the turn")
             }
             Answer::Steer(text) => {
-                self.results.push(error_result(&p.id, "not run: the user gave new directions instead"));
+                self.not_run(&p.id, "not run: the user gave new directions instead", CommandStatus::Skipped);
                 self.abandon_queue("not run: the user gave new directions instead");
                 let mut content = self.answer_content();
                 content.push(Block::text(text));
@@ -432,9 +450,17 @@ impl Turn {
     /// is the tool result's text as the model should read it (status and
     /// output, capped, scrubbed and framed by the caller).
     pub fn command_done(&mut self, exit: i32, result: String) -> Vec<Effect> {
+        let status = if exit == 0 { CommandStatus::Ok } else { CommandStatus::Failed };
+        self.command_ended(exit, result, status)
+    }
+
+    /// [`Turn::command_done`] for a command that ended some other way
+    /// than by itself (the command timeout interrupted it).
+    pub fn command_ended(&mut self, exit: i32, result: String, status: CommandStatus) -> Vec<Effect> {
         let Phase::Running(p) = &self.phase else { return Vec::new() };
         let id = p.id.clone();
         self.last_exit = Some(exit);
+        self.settled.push(Settled { id: id.clone(), exit_code: Some(exit), output: result.clone(), status });
         let mut result = ToolResult::text(id, result);
         result.is_error = exit != 0;
         self.results.push(result);
@@ -456,12 +482,12 @@ impl Turn {
             }
             Phase::Gating(p) | Phase::Asking(p, _) => {
                 let id = p.id.clone();
-                self.results.push(error_result(&id, "not run: the user ended the turn"));
+                self.not_run(&id, "not run: the user ended the turn", CommandStatus::Skipped);
                 self.stop("not run: the user ended the turn")
             }
             Phase::Running(p) => {
                 let id = p.id.clone();
-                self.results.push(error_result(&id, "interrupted: the user ended the turn while it ran"));
+                self.not_run(&id, "interrupted: the user ended the turn while it ran", CommandStatus::Interrupted);
                 self.stop("not run: the user ended the turn")
             }
         }
@@ -479,18 +505,18 @@ impl Turn {
         while let Some(call) = self.queue.pop_front() {
             if call.name != "shell" {
                 let text = format!("unknown tool '{}': the only tool is 'shell'", call.name);
-                self.results.push(error_result(&call.id, &text));
+                self.not_run(&call.id, &text, CommandStatus::Skipped);
                 continue;
             }
             let input = match ShellInput::from_value(&call.input) {
                 Ok(input) => input,
                 Err(e) => {
-                    self.results.push(error_result(&call.id, &e));
+                    self.not_run(&call.id, &e, CommandStatus::Skipped);
                     continue;
                 }
             };
             if self.steps >= self.limits.max_steps {
-                self.results.push(error_result(&call.id, "not run: the turn reached its step limit"));
+                self.not_run(&call.id, "not run: the turn reached its step limit", CommandStatus::Skipped);
                 self.abandon_queue("not run: the turn reached its step limit");
                 let content = self.results.drain(..).map(Block::ToolResult).collect();
                 self.push_user(content);
@@ -535,9 +561,20 @@ impl Turn {
         vec![Effect::Done(end)]
     }
 
+    /// A proposal that will not run (or was cut short), with why.
+    fn not_run(&mut self, id: &str, text: &str, status: CommandStatus) {
+        self.settled.push(Settled { id: id.to_string(), exit_code: None, output: text.to_string(), status });
+        self.results.push(error_result(id, text));
+    }
+
+    /// The results settled since the last call, oldest first.
+    pub fn take_settled(&mut self) -> Vec<Settled> {
+        std::mem::take(&mut self.settled)
+    }
+
     fn abandon_queue(&mut self, why: &str) {
         for call in std::mem::take(&mut self.queue) {
-            self.results.push(error_result(&call.id, why));
+            self.not_run(&call.id, why, CommandStatus::Skipped);
         }
     }
 

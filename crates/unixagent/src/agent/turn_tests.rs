@@ -396,3 +396,50 @@ fn a_run_exits_non_zero_unless_the_turn_finished() {
     assert_eq!(End::StepLimit.exit_status(Some(0)), 1);
     assert_eq!(End::Stopped.exit_status(Some(0)), 130);
 }
+
+#[test]
+fn every_proposal_settles_once_with_its_status() {
+    let mut t = start();
+    answer(
+        &mut t,
+        vec![
+            shell_call("t1", "ls"),
+            shell_call("t2", "rm x"),
+            shell_call("t3", "touch y"),
+            shell_call("t4", "make"),
+            shell_call("t5", "echo never"),
+        ],
+    );
+    t.verdict(verdict(Outcome::Allow));
+    t.command_done(0, "exit status: 0".into());
+    t.verdict(verdict(Outcome::Deny));
+    t.verdict(verdict(Outcome::Ask));
+    t.answer(Answer::Skip);
+    t.verdict(verdict(Outcome::Allow));
+    t.command_done(2, "exit status: 2".into());
+    let settled = t.take_settled();
+    let got: Vec<(&str, Option<i32>, CommandStatus)> =
+        settled.iter().map(|s| (s.id.as_str(), s.exit_code, s.status)).collect();
+    assert_eq!(
+        got,
+        [
+            ("t1", Some(0), CommandStatus::Ok),
+            ("t2", None, CommandStatus::Denied),
+            ("t3", None, CommandStatus::Skipped),
+            ("t4", Some(2), CommandStatus::Failed),
+            ("t5", None, CommandStatus::Skipped),
+        ]
+    );
+    assert!(settled[4].output.contains("an earlier command failed"));
+    assert!(t.take_settled().is_empty());
+}
+
+#[test]
+fn a_cancel_while_running_settles_as_interrupted() {
+    let mut t = start();
+    answer(&mut t, vec![shell_call("t1", "sleep 9"), shell_call("t2", "ls")]);
+    t.verdict(verdict(Outcome::Allow));
+    t.cancel();
+    let got: Vec<(String, CommandStatus)> = t.take_settled().into_iter().map(|s| (s.id, s.status)).collect();
+    assert_eq!(got, [("t1".into(), CommandStatus::Interrupted), ("t2".into(), CommandStatus::Skipped)]);
+}

@@ -17,7 +17,7 @@ use std::time::Duration;
 use futures_util::StreamExt;
 use tokio::sync::oneshot;
 use tokio::time::Instant;
-use ua_backend::error::BackendError;
+use ua_backend::error::{BackendError, ErrorKind};
 use ua_backend::limits::CallLimits;
 use ua_backend::provider::{EventStream, Fallback, Provider, Request};
 use ua_backend::tokens::{BudgetStatus, SessionBudget, estimate_message, estimate_prompt};
@@ -38,12 +38,14 @@ use crate::agent::ConfirmMode;
 use crate::agent::backend::{self, Built};
 use crate::agent::capture::Capture;
 use crate::agent::confirm::{self, Situation};
+use crate::agent::events;
 use crate::agent::gate::{self, Gated, Policy};
 use crate::agent::question::{Question, Reply, Step};
 use crate::agent::render::{Renderer, SPINNER_FRAME};
 use crate::agent::turn::{Answer, Effect, End, Outcome, Proposal, Turn, Verdict};
 use ua_policy::gate::Request as PolicyRequest;
 use ua_policy::grants::{Grant, Grants};
+use ua_protocol::agent::{AgentEvent, GateDecision};
 
 /// Two Ctrl+C within this long end the turn at once.
 const DOUBLE_INTERRUPT: Duration = Duration::from_secs(1);
@@ -115,6 +117,9 @@ pub(super) struct AgentSide {
     plan_shown: Option<(usize, usize)>,
     /// `y` at the first question of a plan approved the rest of it.
     plan_approved: bool,
+    /// The kind of the backend error that is ending the turn, for its
+    /// `error` event.
+    error_kind: Option<String>,
     /// The question about the current proposal is the plan's: its `y`
     /// approves the plan ([`confirm::Step::Ask`]).
     question_approves_plan: bool,
@@ -211,6 +216,7 @@ impl AgentSide {
             plan_shown: None,
             plan_approved: false,
             question_approves_plan: false,
+            error_kind: None,
             keys: KeyDecoder::new(),
             typeahead: Vec::new(),
             last_interrupt: None,
@@ -325,6 +331,17 @@ impl Session {
         let _ = crate::terminal::write_all(std::os::fd::AsFd::as_fd(&std::io::stderr()), line.as_bytes());
     }
 
+    /// One event of the agent's stream, drawn by the renderer.
+    pub(super) fn emit(&mut self, event: AgentEvent) {
+        let out = self.agent.render.event(&event);
+        self.show(&out);
+    }
+
+    /// A short line for the person (a notice event).
+    fn notice(&mut self, text: impl Into<String>) {
+        self.emit(AgentEvent::Notice { text: text.into() });
+    }
+
     /// Appends to the session journal. A failure is reported once and the
     /// session goes on without losing anything else.
     pub(super) fn journal(&mut self, entry: JournalEntry) {
@@ -334,8 +351,7 @@ impl Session {
         {
             self.agent.journal_failed = true;
             let msg = format!("unixagent: the session journal could not be written ({e}); carrying on without it.");
-            let out = self.agent.render.notice(&msg);
-            self.show(&out);
+            self.notice(msg);
         }
     }
 
@@ -418,14 +434,12 @@ impl Session {
                     self.call();
                     Vec::new()
                 }
-                Effect::Text(t) => {
-                    let out = self.agent.render.text(&t);
-                    self.show(&out);
+                Effect::Text(text) => {
+                    self.emit(AgentEvent::Text { text });
                     Vec::new()
                 }
-                Effect::Thinking(t) => {
-                    let out = self.agent.render.thinking(&t);
-                    self.show(&out);
+                Effect::Thinking(text) => {
+                    self.emit(AgentEvent::Thinking { text });
                     Vec::new()
                 }
                 Effect::Gate(p) => {
@@ -435,15 +449,14 @@ impl Session {
                 }
                 Effect::Ask(p, v) => self.ask(&p, &v),
                 Effect::Notice(text) => {
-                    let out = self.agent.render.notice(&text);
-                    self.show(&out);
+                    self.notice(text);
                     Vec::new()
                 }
                 Effect::Run(p, v) => {
                     self.agent.asking = None;
                     if self.agent.shown.take() != Some((p.id.clone(), p.command.clone())) {
-                        let out = self.agent.render.proposal(&p, &v);
-                        self.show(&out);
+                        let rule = self.decided_by();
+                        self.emit(events::command(&p, &v, GateDecision::Allow, rule));
                     }
                     self.run_command(p);
                     Vec::new()
@@ -455,6 +468,20 @@ impl Session {
             };
             queue.extend(more);
         }
+        self.emit_settled();
+    }
+
+    /// Reports the results the turn settled since the last time.
+    fn emit_settled(&mut self) {
+        let settled = self.agent.turn.as_mut().map(Turn::take_settled).unwrap_or_default();
+        for s in settled {
+            self.emit(events::result(s));
+        }
+    }
+
+    /// The rule, hook, grant or mode behind the last gate decision.
+    fn decided_by(&self) -> Option<String> {
+        self.agent.gated.as_ref().and_then(|g| g.decision.as_ref()).map(|d| d.decided_by.rule())
     }
 
     fn turn_input(&mut self, f: impl FnOnce(&mut Turn) -> Vec<Effect>) -> Vec<Effect> {
@@ -482,8 +509,7 @@ impl Session {
         for (i, c) in plan.iter().enumerate() {
             text.push_str(&format!("\r\n  {}. {}", i + 1, c.replace('\n', " ")));
         }
-        let out = self.agent.render.notice(&text);
-        self.show(&out);
+        self.notice(text);
     }
 
     fn journal_decision(
@@ -592,8 +618,7 @@ impl Session {
         match built {
             Ok((provider, warnings)) => {
                 for w in warnings {
-                    let out = self.agent.render.notice(&w);
-                    self.show(&out);
+                    self.notice(w);
                 }
                 self.agent.provider = Some(provider);
                 if std::mem::take(&mut self.agent.call_pending) {
@@ -615,10 +640,9 @@ impl Session {
                     StreamEvent::Usage(u) => {
                         self.agent.call_usage = Some(*u);
                         if let BudgetStatus::Warn { used, limit } = self.agent.budget.record(u) {
-                            let out = self.agent.render.notice(&format!(
+                            self.notice(format!(
                                 "this session has used {used} of its {limit} tokens (max_tokens_per_session)"
                             ));
-                            self.show(&out);
                         }
                     }
                     StreamEvent::Stop(s) => self.agent.call_stop = Some(s.clone()),
@@ -641,13 +665,13 @@ impl Session {
                 };
                 if let Some(recovery) = recovery {
                     if let Some(line) = recovery.notice() {
-                        let out = self.agent.render.notice(&line);
-                        self.show(&out);
+                        self.notice(line);
                     }
                     self.call();
                     return;
                 }
                 self.journal(JournalEntry::Error { turn: Some(self.agent.turn_no), message: e.to_string() });
+                self.agent.error_kind = Some(error_kind(e.kind()));
                 let effects = self.turn_input(|t| t.stream_ended(Err(e.to_string())));
                 self.journal_response();
                 effects
@@ -737,8 +761,7 @@ impl Session {
         };
         if self.agent.policy.is_none() {
             for w in &done.warnings {
-                let out = self.agent.render.notice(&format!("unixagent: {w}"));
-                self.show(&out);
+                self.notice(format!("unixagent: {w}"));
             }
             self.agent.policy = Some(done.policy);
         }
@@ -797,8 +820,11 @@ impl Session {
             }
         }
         if let Some(r) = verdict.rewritten.as_ref().filter(|r| r.by_hook) {
-            let out = self.agent.render.notice(&format!("a hook rewrote the command: {}", r.command));
-            self.show(&out);
+            self.notice(format!("a hook rewrote the command: {}", r.command));
+        }
+        if verdict.outcome == Outcome::Deny {
+            let rule = self.decided_by();
+            self.emit(events::command(&p, &verdict, GateDecision::Deny, rule));
         }
         let effects = self.turn_input(|t| t.verdict(verdict));
         self.apply(effects);
@@ -810,8 +836,7 @@ impl Session {
             && !self.agent.audit_failed
         {
             self.agent.audit_failed = true;
-            let out = self.agent.render.notice(&format!("unixagent: {e}"));
-            self.show(&out);
+            self.notice(format!("unixagent: {e}"));
         }
     }
 
@@ -850,11 +875,11 @@ impl Session {
     }
 
     fn ask(&mut self, p: &Proposal, v: &Verdict) -> Vec<Effect> {
-        let mut out = self.agent.render.proposal(p, v);
-        out.push_str(&self.agent.render.question(v));
+        let rule = self.decided_by();
+        self.emit(events::command(p, v, GateDecision::Ask, rule));
+        self.emit(events::approval(p, v));
         self.agent.shown = Some((p.id.clone(), p.command.clone()));
         self.agent.asked = Some(v.clone());
-        self.show(&out);
         self.agent.asking = Some(Question::new(v.strong));
         Vec::new()
     }
@@ -982,10 +1007,7 @@ impl Session {
         self.show(&out);
         match crate::editor::spawn(&command) {
             Ok(rx) => self.agent.editing = Some(rx),
-            Err(e) => {
-                let out = self.agent.render.error(&e);
-                self.show(&out);
-            }
+            Err(e) => self.emit(AgentEvent::Error { message: e, kind: "editor".into() }),
         }
     }
 
@@ -995,12 +1017,11 @@ impl Session {
             Some(Ok(command)) if !command.trim().is_empty() => self.answer(Answer::Edit(command.trim().to_string())),
             Some(Ok(_)) | None => self.answer(Answer::Skip),
             Some(Err(e)) => {
-                let out = self.agent.render.error(&e);
-                self.show(&out);
+                self.emit(AgentEvent::Error { message: e, kind: "editor".into() });
                 if let Some(q) = self.agent.asking.as_mut() {
                     q.reset();
                 }
-                let again = self.agent.render.question(&self.current_verdict());
+                let again = self.agent.render.question(self.current_verdict().strong);
                 self.show(&again);
             }
         }
@@ -1026,8 +1047,7 @@ impl Session {
         self.agent.paused = true;
         let out = self.agent.render.hand_over();
         self.show(&out);
-        let out = self.agent.render.notice("paused: the shell is yours; # alone resumes, # with text steers");
-        self.show(&out);
+        self.notice("paused: the shell is yours; # alone resumes, # with text steers");
         self.agent.view = View::UntilPrompt;
         self.agent.shell_ready = false;
         self.state.line_ended();
@@ -1283,20 +1303,20 @@ impl Session {
             // cursor mid-line.
             self.agent.render.set_line_start(r.capture.ends_line());
         }
+        self.emit_settled();
         let Some(turn) = self.agent.turn.take() else { return };
-        let mut out = String::new();
         match &end {
-            End::Failed(message) => out.push_str(&self.agent.render.error(message)),
+            End::Failed(message) => {
+                let kind = self.agent.error_kind.take().unwrap_or_else(|| "turn".into());
+                self.emit(AgentEvent::Error { message: message.clone(), kind });
+            }
             End::StepLimit => {
-                out.push_str(&self.agent.render.notice(&format!(
-                    "stopped: this turn ran {} commands, its limit",
-                    self.agent.opts.limits.max_steps
-                )))
+                self.notice(format!("stopped: this turn ran {} commands, its limit", self.agent.opts.limits.max_steps))
             }
             End::Answered | End::Stopped => {}
         }
         let elapsed = self.agent.started.elapsed();
-        out.push_str(&self.agent.render.footer(&turn.usage(), turn.steps(), elapsed));
+        let out = self.agent.render.footer(&turn.usage(), turn.steps(), elapsed);
         self.show(&out);
         let reason = match &end {
             End::Answered => TurnEndReason::Answered,
@@ -1329,4 +1349,18 @@ impl Session {
             self.send(b"\r");
         }
     }
+}
+
+/// A backend error's kind as the `kind` of an `error` event
+/// (`context_too_long`, `rate_limited`, …).
+fn error_kind(kind: ErrorKind) -> String {
+    let name = format!("{kind:?}");
+    let mut out = String::new();
+    for (i, c) in name.chars().enumerate() {
+        if c.is_ascii_uppercase() && i > 0 {
+            out.push('_');
+        }
+        out.push(c.to_ascii_lowercase());
+    }
+    out
 }
