@@ -36,9 +36,19 @@ fn help_lists_every_option_and_version_prints() {
 #[test]
 fn options_not_built_yet_say_so() {
     let home = Home::new();
-    let out = ua(&home).args(["--json", "--shell", "/bin/sh", "-c", "echo ran"]).output().unwrap();
-    assert_eq!(String::from_utf8_lossy(&out.stderr), "unixagent: --json is not available yet; ignoring it.\n");
+    let out = ua(&home).args(["--trace", "--shell", "/bin/sh", "-c", "echo ran"]).output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "unixagent: --trace is not available yet; ignoring it.\n");
     assert_eq!(String::from_utf8_lossy(&out.stdout), "ran\n");
+}
+
+#[test]
+fn json_with_a_shell_command_says_what_to_do() {
+    let home = Home::new();
+    let out = ua(&home).args(["--json", "--shell", "/bin/sh", "-c", "echo ran"]).output().unwrap();
+    assert!(!out.status.success());
+    assert!(out.stdout.is_empty());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--json runs instructions") && err.contains("without --json"), "{err}");
 }
 
 #[test]

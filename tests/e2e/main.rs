@@ -13,6 +13,7 @@ mod bash_frameworks;
 mod bash_hooks;
 mod bash_options;
 mod bash_prompt_command;
+mod batch;
 mod capture;
 mod cli;
 mod command_line_secrets;

@@ -32,7 +32,8 @@ pub struct Cli {
     #[arg(long, value_name = "PATH")]
     pub config: Option<PathBuf>,
 
-    /// Print events as NDJSON, even on a terminal.
+    /// Batch mode: agent events as NDJSON lines on stdout; instructions,
+    /// approvals and shell lines as lines on stdin (see docs/ndjson.md).
     #[arg(long)]
     pub json: bool,
 
@@ -98,9 +99,6 @@ impl Cli {
     /// being silently ignored.
     pub fn unavailable(&self) -> Vec<&'static str> {
         let mut v = Vec::new();
-        if self.json {
-            v.push("--json");
-        }
         if self.trace {
             v.push("--trace");
         }
@@ -140,7 +138,7 @@ mod tests {
 
     #[test]
     fn unavailable_options_are_named() {
-        let c = parse(&["unixagent", "--json", "--model", "m"]);
-        assert_eq!(c.unavailable(), vec!["--json"]);
+        let c = parse(&["unixagent", "--trace", "--model", "m"]);
+        assert_eq!(c.unavailable(), vec!["--trace"]);
     }
 }

@@ -24,6 +24,21 @@ pub struct Config {
     pub judge: crate::agent::gate::JudgeSettings,
     pub journal: Option<toml::Table>,
     pub sandbox: Option<toml::Table>,
+    pub batch: BatchConfig,
+}
+
+/// Batch mode (`--json`).
+#[derive(Debug, Deserialize)]
+#[serde(default)]
+pub struct BatchConfig {
+    /// A command waiting for an approval this long is denied.
+    pub approval_timeout_secs: u64,
+}
+
+impl Default for BatchConfig {
+    fn default() -> Self {
+        Self { approval_timeout_secs: 120 }
+    }
 }
 
 #[derive(Debug, Deserialize)]

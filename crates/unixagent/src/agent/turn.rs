@@ -108,6 +108,9 @@ pub enum Answer {
     Edit(String),
     /// Do not run it; go on with the next one.
     Skip,
+    /// Refused, not by the person at a terminal (an approver program said
+    /// no, or no answer came in time): the model is told why.
+    Deny(String),
     /// End the turn.
     Quit,
     /// New direction: the remaining commands are dropped and the model
@@ -428,6 +431,12 @@ impl Turn {
             Answer::Skip => {
                 self.not_run(&p.id, "not run: the user skipped this command", CommandStatus::Skipped);
                 let mut effects = vec![Effect::Notice("skipped".into())];
+                effects.extend(self.next_call());
+                effects
+            }
+            Answer::Deny(why) => {
+                self.not_run(&p.id, &format!("not run: denied ({}): {why}", verdict.risk), CommandStatus::Denied);
+                let mut effects = vec![Effect::Notice(format!("denied: {why}"))];
                 effects.extend(self.next_call());
                 effects
             }

@@ -45,7 +45,7 @@ use crate::agent::render::{Renderer, SPINNER_FRAME};
 use crate::agent::turn::{Answer, Effect, End, Outcome, Proposal, Turn, Verdict};
 use ua_policy::gate::Request as PolicyRequest;
 use ua_policy::grants::{Grant, Grants};
-use ua_protocol::agent::{AgentEvent, GateDecision};
+use ua_protocol::agent::{AgentEvent, CommandStatus, GateDecision};
 
 /// Two Ctrl+C within this long end the turn at once.
 const DOUBLE_INTERRUPT: Duration = Duration::from_secs(1);
@@ -87,6 +87,9 @@ pub(super) struct AgentSide {
     can_ask: bool,
     /// Output goes to a file or pipe: plain `\n` line ends.
     pub(super) plain_output: bool,
+    /// Batch mode with NDJSON: events are JSON lines on stdout and nothing
+    /// else is written there.
+    json: bool,
     /// Command output on its way to a file or pipe, escapes removed.
     plain_text: ua_context::clean::TerminalText,
     provider: Option<Arc<Fallback>>,
@@ -192,6 +195,7 @@ impl AgentSide {
             opts,
             can_ask: stdin_tty,
             plain_output: oneshot.is_some() && !out_tty,
+            json: false,
             plain_text: ua_context::clean::TerminalText::default(),
             oneshot: oneshot.is_some(),
             oneshot_pending: oneshot,
@@ -258,6 +262,18 @@ impl AgentSide {
         self.oneshot
     }
 
+    /// Batch mode with NDJSON output (see `session::batch`): the shell's
+    /// output is never shown, the agent's events are JSON lines.
+    pub(super) fn set_json(&mut self) {
+        self.json = true;
+        self.view = View::Hidden;
+        self.plain_output = true;
+    }
+
+    pub(super) fn json(&self) -> bool {
+        self.json
+    }
+
     pub(super) fn deadline(&self) -> Option<Instant> {
         [self.spin_at, self.running.as_ref().filter(|r| !r.timed_out).map(|r| r.timeout_at)].into_iter().flatten().min()
     }
@@ -315,7 +331,7 @@ pub(super) async fn recv_once<T>(rx: &mut Option<oneshot::Receiver<T>>) -> Optio
 
 impl Session {
     fn show(&mut self, text: &str) {
-        if text.is_empty() {
+        if text.is_empty() || self.agent.json {
             return;
         }
         if self.agent.plain_output {
@@ -333,6 +349,14 @@ impl Session {
 
     /// One event of the agent's stream, drawn by the renderer.
     pub(super) fn emit(&mut self, event: AgentEvent) {
+        if self.agent.json {
+            // One line per event, written whole and at once: a reader
+            // never sees half a line, and nothing waits in a buffer.
+            if !self.out_broken && crate::terminal::out(event.to_line().as_bytes()).is_err() {
+                self.out_broken = true;
+            }
+            return;
+        }
         let out = self.agent.render.event(&event);
         self.show(&out);
     }
@@ -880,6 +904,11 @@ impl Session {
         self.emit(events::approval(p, v));
         self.agent.shown = Some((p.id.clone(), p.command.clone()));
         self.agent.asked = Some(v.clone());
+        if self.batch.is_some() {
+            self.agent.asking = Some(Question::new(v.strong));
+            self.batch_asked();
+            return Vec::new();
+        }
         self.agent.asking = Some(Question::new(v.strong));
         Vec::new()
     }
@@ -893,6 +922,7 @@ impl Session {
                 Answer::Run => DecisionOutcome::Run,
                 Answer::Edit(command) => DecisionOutcome::Edited { command: command.clone() },
                 Answer::Skip => DecisionOutcome::Skipped,
+                Answer::Deny(_) => DecisionOutcome::Denied,
                 Answer::Quit | Answer::Steer(_) => DecisionOutcome::Stopped,
             };
             let risk = self.agent.asked.as_ref().map(|v| v.risk.clone()).unwrap_or_default();
@@ -968,6 +998,39 @@ impl Session {
                 Step::Pause => self.pause(),
                 Step::Answer(reply) => self.reply(reply),
             }
+        }
+    }
+
+    /// The id of the proposal a question is waiting on, if any.
+    pub(super) fn asking_id(&self) -> Option<String> {
+        self.agent.asking.as_ref()?;
+        self.agent.turn.as_ref().and_then(|t| t.current()).map(|p| p.id.clone())
+    }
+
+    /// Interrupts the agent command running in the shell, as Ctrl+C would.
+    pub(super) fn interrupt_command(&mut self) {
+        // Typed but not started yet, Ctrl+C drops the line at the prompt.
+        if self.agent.running.is_some() {
+            self.send(b"\x03");
+        }
+    }
+
+    /// A turn is under way.
+    pub(super) fn turn_running(&self) -> bool {
+        self.agent.turn.is_some()
+    }
+
+    /// Whether a question can be answered at all (batch mode: while stdin
+    /// is open).
+    pub(super) fn set_can_ask(&mut self, can: bool) {
+        self.agent.can_ask = can;
+    }
+
+    /// Answers the question on screen from outside the keyboard (batch
+    /// mode's approvals).
+    pub(super) fn answer_question(&mut self, answer: Answer) {
+        if self.agent.asking.is_some() {
+            self.answer(answer);
         }
     }
 
@@ -1068,7 +1131,7 @@ impl Session {
         self.ask(&p, &v);
     }
 
-    fn cancel_turn(&mut self) {
+    pub(super) fn cancel_turn(&mut self) {
         self.agent.stream = None;
         if let Some(task) = self.agent.gating.take() {
             task.abort();
@@ -1121,6 +1184,10 @@ impl Session {
             && let Some(text) = self.agent.oneshot_pending.take()
         {
             self.start_turn(&text);
+            return;
+        }
+        if self.agent.turn.is_none() && self.batch.is_some() {
+            self.batch_next();
             return;
         }
         if self.agent.turn.is_none() {
@@ -1275,7 +1342,14 @@ impl Session {
             duration_ms: u64::try_from(r.began.elapsed().as_millis()).unwrap_or(u64::MAX),
         });
         self.audit_outcome(code, r.began.elapsed());
-        let effects = self.turn_input(|t| t.command_done(code, framed));
+        let status = if r.timed_out {
+            CommandStatus::Timeout
+        } else if code == 0 {
+            CommandStatus::Ok
+        } else {
+            CommandStatus::Failed
+        };
+        let effects = self.turn_input(|t| t.command_ended(code, framed, status));
         self.apply(effects);
     }
 
@@ -1336,7 +1410,20 @@ impl Session {
         });
         let Some(turn) = turn else { return };
         let status = end.exit_status(turn.last_exit());
+        let tokens = turn.usage();
+        let summary = ua_protocol::agent::TokenUsage { input: tokens.input_tokens, output: tokens.output_tokens };
+        let (last_exit, steps) = (turn.last_exit(), turn.steps());
         self.agent.history = turn.into_messages();
+        if self.batch.is_some() {
+            self.batch_turn_ended(&end, last_exit, summary, steps);
+            // Hidden as before; the next fresh prompt runs what waits.
+            self.agent.view = View::Hidden;
+            if self.agent.running.take().is_none() && self.agent.shell_ready {
+                self.state.line_ended();
+                self.send(b"\r");
+            }
+            return;
+        }
         if self.agent.oneshot {
             self.exit_now = Some(status);
             return;

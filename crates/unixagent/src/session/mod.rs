@@ -37,6 +37,7 @@ use crate::keyboard::Keys;
 use crate::{shell, terminal};
 
 mod agent;
+mod batch;
 mod record;
 mod startup;
 
@@ -57,6 +58,19 @@ pub struct Options {
     /// `-c '# …'`: run this one instruction, then exit with the status of
     /// the last command it ran.
     pub oneshot: Option<String>,
+    /// `--json`: batch mode (see `batch`).
+    pub batch: Option<BatchOptions>,
+}
+
+/// How a batch run (`--json`) gets its input.
+#[derive(Debug, Clone)]
+pub struct BatchOptions {
+    /// The first instruction (`--json -c '# …'`).
+    pub first: Option<String>,
+    /// Read instructions, approvals and shell lines from stdin.
+    pub read_stdin: bool,
+    /// A question unanswered this long is a denial.
+    pub approval_timeout: Duration,
 }
 
 #[derive(Debug, Clone)]
@@ -99,7 +113,7 @@ async fn run_async(opts: Options) -> anyhow::Result<i32> {
     let colour = terminal::colour(std::io::stderr().as_fd());
     let stdin_tty = nix::unistd::isatty(std::io::stdin().as_fd()).unwrap_or(false);
     let oneshot = opts.oneshot.is_some();
-    if !launch.integrated && oneshot {
+    if !launch.integrated && (oneshot || opts.batch.is_some()) {
         anyhow::bail!(
             "{} has no unixagent shell integration, so a one-shot instruction cannot run commands in it; use bash, zsh or fish.",
             opts.shell.display()
@@ -143,7 +157,7 @@ async fn run_async(opts: Options) -> anyhow::Result<i32> {
         .context("watching the PTY")?;
     // A one-shot run without a terminal leaves terminal modes alone and
     // reads no keys: there is nobody to ask.
-    let interactive_keys = stdin_tty || !oneshot;
+    let interactive_keys = (stdin_tty || !oneshot) && opts.batch.is_none();
     let raw = if interactive_keys {
         Some(terminal::RawMode::enable().context("putting the terminal in raw mode")?)
     } else {
@@ -181,8 +195,21 @@ async fn run_async(opts: Options) -> anyhow::Result<i32> {
         recorder: record::Recorder::new(),
         agent: agent::AgentSide::new(opts.agent, opts.oneshot, colour && out_tty, out_tty, stdin_tty, cols),
         exit_now: None,
+        batch: opts.batch.as_ref().map(|b| batch::Batch::new(b.first.clone(), b.read_stdin, b.approval_timeout)),
+        batch_rx: opts.batch.as_ref().filter(|b| b.read_stdin).map(|_| batch::spawn_reader()),
     };
     s.agent.journal = journal;
+    if let Some(b) = &s.batch {
+        s.agent.set_json();
+        s.set_can_ask(b.input_open);
+        s.emit(ua_protocol::agent::AgentEvent::Session {
+            v: ua_protocol::agent::SCHEMA_VERSION,
+            id: id.clone(),
+            journal: s.agent.journal.as_ref().map(|j| j.path().display().to_string()),
+            shell: opts.shell.display().to_string(),
+            cwd: std::env::current_dir().map(|d| d.display().to_string()).unwrap_or_default(),
+        });
+    }
     s.agent.session_id = id.clone();
     s.journal(ua_protocol::journal::JournalEntry::SessionStart {
         session: id,
@@ -315,6 +342,10 @@ struct Session {
     /// Set when the session should end now with this status (a one-shot
     /// instruction is done).
     exit_now: Option<i32>,
+    /// Batch mode (`--json`).
+    batch: Option<batch::Batch>,
+    /// Batch mode's input lines, until stdin closes.
+    batch_rx: Option<tokio::sync::mpsc::UnboundedReceiver<String>>,
 }
 
 impl Session {
@@ -343,21 +374,26 @@ impl Session {
             if let Some(code) = self.exit_now {
                 return code;
             }
-            let deadline = [self.integration_deadline, self.quiet_deadline, self.kill_deadline, self.agent.deadline()]
-                .into_iter()
-                .flatten()
-                .min();
+            let approval = self.batch.as_ref().and_then(|b| b.approval_deadline);
+            let deadline =
+                [self.integration_deadline, self.quiet_deadline, self.kill_deadline, self.agent.deadline(), approval]
+                    .into_iter()
+                    .flatten()
+                    .min();
             tokio::select! {
                 biased;
                 _ = sig.child.recv() => {
                     if let Some(code) = self.pty.try_wait() {
                         self.drain(&mut buf);
+                        if self.batch.is_some() {
+                            self.batch_shell_exited(code.0);
+                        }
                         return code.0;
                     }
                 }
-                _ = sig.term.recv() => self.hang_up(),
+                _ = sig.term.recv() => if self.batch.is_some() { self.batch_signal() } else { self.hang_up() },
                 _ = sig.hup.recv() => self.hang_up(),
-                _ = sig.int.recv() => {}
+                _ = sig.int.recv() => if self.batch.is_some() { self.batch_signal() },
                 _ = sig.quit.recv() => {}
                 _ = sig.winch.recv() => self.resize(),
                 ready = master.readable(), if pty_open => {
@@ -401,12 +437,19 @@ impl Session {
                 edited = agent::recv_once(&mut self.agent.editing), if self.agent.editing.is_some() => {
                     self.on_edited(edited);
                 }
+                line = batch::next_line(&mut self.batch_rx), if self.batch_rx.is_some() => {
+                    self.on_batch_line(line);
+                }
                 _ = sleep_until(deadline) , if deadline.is_some() => self.on_deadline(),
             }
         }
     }
 
     fn write_out(&mut self, bytes: &[u8]) {
+        // Batch mode's stdout carries JSON lines only (see `emit`).
+        if self.agent.json() {
+            return;
+        }
         if !self.out_broken && terminal::out(bytes).is_err() {
             self.out_broken = true;
             self.hang_up();
@@ -570,9 +613,13 @@ impl Session {
             self.scripts = None;
             let printed = self.startup.take().and_then(|l| l.error_line());
             let waited = self.started.elapsed().as_millis();
-            if !self.state.integrated() && self.agent.oneshot() {
+            if !self.state.integrated() && (self.agent.oneshot() || self.batch.is_some()) {
                 let msg = startup::failure_message(self.shell_name, waited, printed.as_deref(), true);
                 self.write_err(&msg);
+                if self.batch.is_some() {
+                    self.emit(ua_protocol::agent::AgentEvent::Error { message: msg, kind: "integration".into() });
+                    self.batch_finish(Some((ua_protocol::agent::RunStatus::Error, 1)));
+                }
                 self.exit_now = Some(1);
                 return;
             }
@@ -594,6 +641,7 @@ impl Session {
             }
         }
         self.agent_deadlines(now);
+        self.batch_deadline(now);
         if self.kill_deadline.is_some_and(|d| d <= now) {
             self.kill_deadline = None;
             self.pty.signal(Signal::SIGKILL);
