@@ -7,6 +7,8 @@
 //!
 //! - **text chunk → screen**: a `text_delta` with a unique token, until the
 //!   token is read back from the terminal;
+//! - **text chunk → NDJSON line** (`--json`): the same `text_delta`, until
+//!   its `text` event is read from unixagent's stdout;
 //! - **tool call → typed into the shell**: the end of an answer whose tool
 //!   call is `: < FIFO` (read-only, so the default policy runs it without a
 //!   question; the judge is off), until the shell opens the FIFO. This
@@ -125,6 +127,9 @@ fn run() -> anyhow::Result<()> {
         wait_count(&t, PROMPT.as_bytes(), prompts + 1)?;
     }
 
+    drop(t);
+    let json_us = json_rounds(&bin, home.path(), &url, &cue_tx, &fifo, rounds, chunks)?;
+
     let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     println!(
         "agent loop latency, {rounds} turns ({} text chunks, {} tool calls); load {}",
@@ -134,8 +139,80 @@ fn run() -> anyhow::Result<()> {
     );
     println!("{:<34} {:>10} {:>10} {:>10} {:>10}", "", "p50 µs", "p99 µs", "max µs", "target");
     row("SSE text chunk → on screen", &mut text_us, "< 2000");
+    let mut json_us = json_us;
+    row("SSE text chunk → NDJSON line", &mut json_us, "< 1000");
     row("tool call → typed and running", &mut tool_us, "< 5000");
     Ok(())
+}
+
+/// Batch mode: the same text chunks, each until its `text` line is read
+/// from `unixagent --json`'s stdout.
+fn json_rounds(
+    bin: &Path,
+    home: &Path,
+    url: &str,
+    cue_tx: &mpsc::Sender<Cue>,
+    fifo: &Path,
+    rounds: usize,
+    chunks: usize,
+) -> anyhow::Result<Vec<f64>> {
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(bin)
+        .args(["--shell", "/bin/bash", "--json"])
+        .env("HOME", home)
+        .env("XDG_CONFIG_HOME", home.join(".config"))
+        .env("XDG_DATA_HOME", home.join(".local/share"))
+        .env("ANTHROPIC_BASE_URL", url)
+        .env("ANTHROPIC_API_KEY", "bench")
+        .env("OPENAI_API_KEY", "")
+        .env_remove("UNIXAGENT_SESSION")
+        .current_dir(home)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .context("starting unixagent --json")?;
+    let mut stdin = child.stdin.take().context("stdin")?;
+    let stdout = child.stdout.take().context("stdout")?;
+    let (line_tx, lines) = mpsc::channel::<(Instant, String)>();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if line_tx.send((Instant::now(), line)).is_err() {
+                break;
+            }
+        }
+    });
+    let until = |pred: &dyn Fn(&str) -> bool| -> anyhow::Result<Instant> {
+        loop {
+            let (at, line) = lines.recv_timeout(STEP_TIMEOUT).context("no NDJSON line in time")?;
+            if pred(&line) {
+                return Ok(at);
+            }
+        }
+    };
+    let mut us = Vec::new();
+    let command = format!(": < {}", fifo.display());
+    for round in 0..rounds {
+        writeln!(stdin, "# round {round}")?;
+        stdin.flush()?;
+        for i in 0..chunks {
+            let token = format!("<j{round}c{i}>");
+            let start = Instant::now();
+            cue_tx.send(Cue::Text(format!("{token} ")))?;
+            let at = until(&|l: &str| l.contains("\"type\":\"text\"") && l.contains(&token))?;
+            us.push(at.duration_since(start).as_secs_f64() * 1e6);
+        }
+        let path = fifo.to_path_buf();
+        std::thread::spawn(move || {
+            let _ = std::fs::OpenOptions::new().write(true).open(&path);
+        });
+        cue_tx.send(Cue::ToolCall(command.clone()))?;
+        until(&|l: &str| l.contains("\"type\":\"command_result\""))?;
+    }
+    drop(stdin);
+    until(&|l: &str| l.contains("\"type\":\"result\""))?;
+    let _ = child.wait();
+    Ok(us)
 }
 
 fn row(name: &str, v: &mut [f64], target: &str) {
