@@ -16,6 +16,10 @@
 //!   typing the line into the PTY, and bash reading and running a builtin,
 //!   so it is an upper bound on "typed into the PTY".
 //!
+//! A chunk is timed from when it is written into an answer that is already
+//! streaming: the server says when each turn's model call has arrived, and
+//! the first chunk waits for that.
+//!
 //! It prints one table and asserts nothing. `make bench` builds the release
 //! binary first; this program takes it from `$UA_BENCH_BIN`, else
 //! `$CARGO_TARGET_DIR/release`, else the workspace's `target/release`.
@@ -80,7 +84,10 @@ fn run() -> anyhow::Result<()> {
     let listener = TcpListener::bind("127.0.0.1:0")?;
     let url = format!("http://{}", listener.local_addr()?);
     let (cue_tx, cue_rx) = mpsc::channel::<Cue>();
-    std::thread::spawn(move || serve(&listener, &cue_rx));
+    // Each turn's first model call, once its answer has started: a chunk
+    // is timed from when it is sent into a stream that is already open.
+    let (ready_tx, ready) = mpsc::channel::<()>();
+    std::thread::spawn(move || serve(&listener, &cue_rx, &ready_tx));
 
     let t = Spawn::new(&bin)
         .env("HOME", home.path())
@@ -102,6 +109,7 @@ fn run() -> anyhow::Result<()> {
     for round in 0..rounds {
         let prompts = count(&t, PROMPT.as_bytes());
         t.send(format!("# round {round}\r"));
+        ready.recv_timeout(STEP_TIMEOUT).context("the model was never called")?;
         for i in 0..chunks {
             let token = format!("<r{round}c{i}>");
             let seen = count(&t, token.as_bytes());
@@ -128,7 +136,7 @@ fn run() -> anyhow::Result<()> {
     }
 
     drop(t);
-    let json_us = json_rounds(&bin, home.path(), &url, &cue_tx, &fifo, rounds, chunks)?;
+    let json_us = json_rounds(&bin, home.path(), &url, (&cue_tx, &ready), &fifo, rounds, chunks)?;
 
     let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     println!(
@@ -151,7 +159,7 @@ fn json_rounds(
     bin: &Path,
     home: &Path,
     url: &str,
-    cue_tx: &mpsc::Sender<Cue>,
+    (cue_tx, ready): (&mpsc::Sender<Cue>, &mpsc::Receiver<()>),
     fifo: &Path,
     rounds: usize,
     chunks: usize,
@@ -195,6 +203,7 @@ fn json_rounds(
     for round in 0..rounds {
         writeln!(stdin, "# round {round}")?;
         stdin.flush()?;
+        ready.recv_timeout(STEP_TIMEOUT).context("the model was never called")?;
         for i in 0..chunks {
             let token = format!("<j{round}c{i}>");
             let start = Instant::now();
@@ -208,6 +217,9 @@ fn json_rounds(
         });
         cue_tx.send(Cue::ToolCall(command.clone()))?;
         until(&|l: &str| l.contains("\"type\":\"command_result\""))?;
+        // The turn's last answer: the next instruction starts a new turn
+        // only after it, as the next `#` does at a terminal.
+        until(&|l: &str| l.contains("\"type\":\"text\"") && l.contains("done"))?;
     }
     drop(stdin);
     until(&|l: &str| l.contains("\"type\":\"result\""))?;
@@ -245,12 +257,12 @@ fn wait_prompts(t: &Term, n: usize) -> anyhow::Result<()> {
 /// Serves model calls: the first call of each turn streams the text and
 /// the tool call on cue; the call that carries the tool result gets a
 /// short answer that ends the turn.
-fn serve(listener: &TcpListener, cues: &mpsc::Receiver<Cue>) {
+fn serve(listener: &TcpListener, cues: &mpsc::Receiver<Cue>, ready: &mpsc::Sender<()>) {
     for stream in listener.incoming() {
         let Ok(mut stream) = stream else { continue };
         let Ok(body) = read_request(&mut stream) else { continue };
         let result =
-            if answers_a_tool_call(&body) { answer_done(&mut stream) } else { answer_on_cue(&mut stream, cues) };
+            if answers_a_tool_call(&body) { answer_done(&mut stream) } else { answer_on_cue(&mut stream, cues, ready) };
         if result.is_err() {
             continue;
         }
@@ -324,8 +336,9 @@ fn stop(stream: &mut TcpStream, reason: &str) -> std::io::Result<()> {
     event(stream, "message_stop", &serde_json::json!({"type": "message_stop"}))
 }
 
-fn answer_on_cue(stream: &mut TcpStream, cues: &mpsc::Receiver<Cue>) -> std::io::Result<()> {
+fn answer_on_cue(stream: &mut TcpStream, cues: &mpsc::Receiver<Cue>, ready: &mpsc::Sender<()>) -> std::io::Result<()> {
     start(stream)?;
+    let _ = ready.send(());
     loop {
         let Ok(cue) = cues.recv() else { return Ok(()) };
         match cue {
