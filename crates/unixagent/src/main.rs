@@ -83,42 +83,35 @@ fn run(cli: cli::Cli, login_by_name: bool) -> anyhow::Result<i32> {
         policy_layers: agent::gate::layers(cli.policy.as_deref()).map_err(anyhow::Error::msg)?,
     };
     let stdin_tty = nix::unistd::isatty(std::io::stdin().as_fd()).unwrap_or(false);
+    // A session over the shell: interactive, one-shot or batch.
+    let session = |integration: bool, shell_debug: bool, oneshot, batch| session::Options {
+        shell: shell.clone(),
+        login,
+        args: cli.shell_args.clone(),
+        integration,
+        integration_timeout: Duration::from_millis(cfg.shell.integration_timeout_ms),
+        shell_debug,
+        agent: agent.clone(),
+        oneshot,
+        batch,
+    };
     if cli.json {
         let first = cli.command.as_deref().filter(|s| is_instruction(s)).map(|s| instruction_text(s).to_string());
         if let Some(c) = cli.command.as_deref().filter(|s| !is_instruction(s)) {
             anyhow::bail!("--json runs instructions; `-c {c:?}` is a shell command: run it without --json");
         }
-        return session::run(session::Options {
-            shell,
-            login,
-            args: cli.shell_args,
-            integration: true,
-            integration_timeout: Duration::from_millis(cfg.shell.integration_timeout_ms),
-            shell_debug: false,
-            agent,
-            oneshot: None,
-            batch: Some(session::BatchOptions {
-                // With `-c` on a terminal there is nothing to read; otherwise
-                // stdin carries instructions, approvals and shell lines.
-                read_stdin: !(first.is_some() && stdin_tty),
-                first,
-                approval_timeout: Duration::from_secs(cfg.batch.approval_timeout_secs.max(1)),
-            }),
-        });
+        let batch = session::BatchOptions {
+            // With `-c` on a terminal there is nothing to read; otherwise
+            // stdin carries instructions, approvals and shell lines.
+            read_stdin: !(first.is_some() && stdin_tty),
+            first,
+            approval_timeout: Duration::from_secs(cfg.batch.approval_timeout_secs.max(1)),
+        };
+        return session::run(session(true, false, None, Some(batch)));
     }
     if let Some(string) = &cli.command {
         if is_instruction(string) {
-            return session::run(session::Options {
-                shell,
-                login,
-                args: cli.shell_args,
-                integration: true,
-                integration_timeout: Duration::from_millis(cfg.shell.integration_timeout_ms),
-                shell_debug: cli.shell_debug,
-                agent,
-                oneshot: Some(instruction_text(string).to_string()),
-                batch: None,
-            });
+            return session::run(session(true, cli.shell_debug, Some(instruction_text(string).to_string()), None));
         }
         let err = shell::exec_dash_c(&shell, login, string, &cli.shell_args);
         anyhow::bail!("could not run {}: {err}", shell.display());
@@ -138,17 +131,7 @@ fn run(cli: cli::Cli, login_by_name: bool) -> anyhow::Result<i32> {
         let err = shell::exec_plain(&shell, login, &cli.shell_args);
         anyhow::bail!("could not run {}: {err}", shell.display());
     }
-    session::run(session::Options {
-        shell,
-        login,
-        args: cli.shell_args,
-        integration: cfg.shell.integration,
-        integration_timeout: Duration::from_millis(cfg.shell.integration_timeout_ms),
-        shell_debug: cli.shell_debug,
-        agent,
-        oneshot: None,
-        batch: None,
-    })
+    session::run(session(cfg.shell.integration, cli.shell_debug, None, None))
 }
 
 fn confirm_mode(configured: Option<&str>) -> agent::ConfirmMode {
