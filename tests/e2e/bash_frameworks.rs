@@ -121,6 +121,7 @@ fn bash_completion_completes_options() {
     t.wait_for("completion", |s| s.cursor_row() == "PS1-MARK> ls --help");
     // Ctrl+C drops the line and gives a fresh prompt.
     let n = prompts(&t);
+    crate::proxy::wait_shell_reading(&t);
     t.send("\x03");
     wait_prompt_n(&t, n + 1, MARK);
     run_at(&mut t, "echo after-completion", MARK);
