@@ -14,7 +14,6 @@
 
 use std::path::PathBuf;
 
-use ua_term::osc::ShellEvent;
 use ua_testkit::provider::FakeProvider;
 
 use crate::agent::{messages, model};
@@ -210,10 +209,6 @@ pub fn run_line(t: &mut Term, setup: &Setup, line: &str) {
     });
 }
 
-fn exit_codes(t: &Term) -> Vec<i32> {
-    events(t).into_iter().filter_map(|e| if let ShellEvent::CommandEnd(c) = e { c } else { None }).collect()
-}
-
 /// Drives the whole contract over `setup` in `home`, and hands back the
 /// session at a prompt for the set-up's own checks.
 pub fn check(home: &Home, setup: &Setup) -> Term {
@@ -232,7 +227,7 @@ pub fn check(home: &Home, setup: &Setup) -> Term {
     for line in ["true", "false", "sh -c 'exit 7'"] {
         run_line(&mut t, setup, line);
     }
-    let codes = exit_codes(&t);
+    let codes = crate::dotfiles::exit_codes(&t);
     assert!(codes.ends_with(&[0, 1, 7]), "{name}: exit codes {codes:?}");
     run_line(&mut t, setup, "echo hi-$UA_TEST_VAR");
     t.wait_text("\nhi-from-env");

@@ -118,7 +118,7 @@ impl OscScanner {
     /// Like [`OscScanner::feed_at`], giving the whole span of each sequence
     /// in `bytes`: from its ESC (0 when it began in an earlier read) to
     /// just past its terminator.
-    pub fn feed_spans(&mut self, bytes: &[u8], mut emit: impl FnMut(std::ops::Range<usize>, ShellEvent)) {
+    fn feed_spans(&mut self, bytes: &[u8], mut emit: impl FnMut(std::ops::Range<usize>, ShellEvent)) {
         let mut i = 0;
         let mut start = 0;
         while i < bytes.len() {

@@ -56,6 +56,16 @@ pub struct Pty {
     fd: OwnedFd,
 }
 
+/// A job on the shell's terminal: its process group, and the program its
+/// leader runs where `/proc` says. A shell forks a job's leader as a copy
+/// of itself and only then starts the program: the same group with a new
+/// program is a job that may have missed a signal sent before.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Job {
+    pub group: Pid,
+    pub program: Option<PathBuf>,
+}
+
 impl std::fmt::Debug for Pty {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Pty").field("pid", &self.pid).field("fd", &self.fd).finish()
@@ -133,6 +143,18 @@ impl Pty {
     /// Sends `sig` to the shell.
     pub fn signal(&self, sig: Signal) {
         let _ = nix::sys::signal::kill(self.pid, sig);
+    }
+
+    /// The job holding the terminal when it is one the shell started, not
+    /// the shell itself (which leads its own process group).
+    pub fn foreground_job(&self) -> Option<Job> {
+        let group = nix::unistd::tcgetpgrp(self.fd.as_fd()).ok()?;
+        (group != self.pid).then(|| Job { group, program: std::fs::read_link(format!("/proc/{group}/exe")).ok() })
+    }
+
+    /// Sends `sig` to every process of a job.
+    pub fn signal_job(&self, job: &Job, sig: Signal) {
+        let _ = nix::sys::signal::killpg(job.group, sig);
     }
 }
 

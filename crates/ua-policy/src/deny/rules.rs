@@ -599,14 +599,24 @@ fn writes_dir_named(s: &Scope<'_>, i: usize, dir: &str, inside: &str) -> bool {
 /// or root (which hold them), or matches credential file names (`-name
 /// '*.pem'`).
 fn find_reaches_credentials(s: &Scope<'_>, i: usize) -> bool {
-    let roots = find_roots(s, i);
     let texts: Vec<&str> = s.arg_texts(i).collect();
-    let patterns = texts.windows(2).filter(|w| {
-        matches!(w[0], "-name" | "-iname" | "-path" | "-ipath" | "-wholename" | "-iwholename" | "-regex" | "-iregex")
-    });
-    roots.iter().any(|r| is_credential_path(r) || matches!(broad(r), Some(Broad::Home | Broad::Root)))
-        && (patterns.clone().count() == 0 || patterns.clone().any(|w| is_credential_pattern(w[1])))
-        || patterns.clone().any(|w| is_credential_pattern(w[1]))
+    let patterns: Vec<&str> = texts
+        .windows(2)
+        .filter(|w| {
+            matches!(
+                w[0],
+                "-name" | "-iname" | "-path" | "-ipath" | "-wholename" | "-iwholename" | "-regex" | "-iregex"
+            )
+        })
+        .map(|w| w[1])
+        .collect();
+    // A credential name anywhere, or every file under a tree that holds
+    // credentials.
+    patterns.iter().any(|p| is_credential_pattern(p))
+        || patterns.is_empty()
+            && find_roots(s, i)
+                .iter()
+                .any(|r| is_credential_path(r) || matches!(broad(r), Some(Broad::Home | Broad::Root)))
 }
 
 /// True when a host name, alone or as the authority of a URL, is built

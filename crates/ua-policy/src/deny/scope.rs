@@ -126,6 +126,8 @@ pub(crate) struct Scope<'a> {
     cwd: Vec<Option<String>>,
     /// [`Scope::write_targets`] per part, computed once: many rules ask.
     targets: Vec<std::cell::OnceCell<Vec<String>>>,
+    /// [`Scope::certain_writes`] per part, likewise.
+    certain: Vec<std::cell::OnceCell<Vec<String>>>,
 }
 
 /// `${XDG_…}` spelt as `$XDG_…`, so rules match one spelling; borrowed
@@ -155,7 +157,8 @@ impl<'a> Scope<'a> {
             }
         }
         let targets = parsed.parts.iter().map(|_| std::cell::OnceCell::new()).collect();
-        Scope { parsed, risks, cwd, targets }
+        let certain = parsed.parts.iter().map(|_| std::cell::OnceCell::new()).collect();
+        Scope { parsed, risks, cwd, targets, certain }
     }
 
     pub fn part(&self, i: usize) -> &'a Part {
@@ -225,12 +228,7 @@ impl<'a> Scope<'a> {
 
     fn find_write_targets(&self, i: usize) -> Vec<String> {
         let p = self.part(i);
-        let mut out: Vec<String> = self.risks[i].effects.writes.iter().map(|w| self.resolve(i, w)).collect();
-        for r in &p.redirects {
-            if r.kind.writes() && !is_sink(&r.target.text) {
-                out.push(self.resolve(i, &r.target.text));
-            }
-        }
+        let mut out = self.certain_writes(i).to_vec();
         let modeled = system_program(p.program()).is_some_and(models_writes);
         if p.kind == PartKind::Exec && !modeled && self.program_risk(i) > Risk::ReadOnly {
             for a in p.args() {
@@ -245,15 +243,18 @@ impl<'a> Scope<'a> {
     /// writing redirections, without [`Scope::write_targets`]' guess that
     /// any argument of an unmodelled program may be written. For rules
     /// where a guess would deny everyday reads (`shellcheck ~/.bashrc`).
-    pub fn certain_writes(&self, i: usize) -> Vec<String> {
-        let p = self.part(i);
-        let mut out: Vec<String> = self.risks[i].effects.writes.iter().map(|w| self.resolve(i, w)).collect();
-        for r in &p.redirects {
-            if r.kind.writes() && !is_sink(&r.target.text) {
-                out.push(self.resolve(i, &r.target.text));
+    pub fn certain_writes(&self, i: usize) -> &[String] {
+        let Some(cell) = self.certain.get(i) else { return &[] };
+        cell.get_or_init(|| {
+            let p = self.part(i);
+            let mut out: Vec<String> = self.risks[i].effects.writes.iter().map(|w| self.resolve(i, w)).collect();
+            for r in &p.redirects {
+                if r.kind.writes() && !is_sink(&r.target.text) {
+                    out.push(self.resolve(i, &r.target.text));
+                }
             }
-        }
-        out
+            out
+        })
     }
 
     /// True when the part writes something whose path contains `marker`.

@@ -50,6 +50,14 @@ use ua_protocol::agent::{AgentEvent, CommandStatus, GateDecision};
 /// Two Ctrl+C within this long end the turn at once.
 const DOUBLE_INTERRUPT: Duration = Duration::from_secs(1);
 
+/// How often an interrupted agent command's terminal is looked at until
+/// the prompt is back, and for how long at most (see [`Interrupting`]).
+const INTERRUPT_CHECK: Duration = Duration::from_millis(20);
+const INTERRUPT_WATCH: Duration = Duration::from_secs(5);
+/// A Ctrl+C typed at the shell's line editor that brought no prompt in
+/// this long was lost: type it again.
+const INTERRUPT_LOST: Duration = Duration::from_millis(300);
+
 /// Where the shell's output goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum View {
@@ -77,6 +85,31 @@ struct Running {
     began: Instant,
 }
 
+/// Ctrl+C was typed for an agent command and the shell's prompt is not
+/// back yet.
+///
+/// A Ctrl+C reaches whatever holds the terminal when the kernel reads it.
+/// Typed just as the shell starts the command, it reaches the shell, and
+/// the command then runs on uninterrupted; typed just after the line
+/// editor took a key, bash 5.2 can leave it pending without dropping the
+/// line. A person presses Ctrl+C again; batch mode has nobody at the
+/// keyboard. So until the prompt is back (our markers say so), a job that
+/// takes the terminal gets SIGINT once, a command the shell runs itself
+/// gets Ctrl+C once it has started, and a Ctrl+C the line editor ignored is
+/// typed again.
+#[derive(Debug)]
+struct Interrupting {
+    /// The job that held the terminal last: it has had its SIGINT.
+    signalled: Option<ua_term::pty::Job>,
+    /// The command had started (`133;C`) when Ctrl+C was last typed.
+    started_then: bool,
+    /// It has started by now.
+    started: bool,
+    typed_at: Instant,
+    check_at: Instant,
+    give_up: Instant,
+}
+
 pub(super) struct AgentSide {
     opts: AgentOptions,
     /// `-c '# …'`: the session ends with the first turn.
@@ -87,9 +120,6 @@ pub(super) struct AgentSide {
     can_ask: bool,
     /// Output goes to a file or pipe: plain `\n` line ends.
     pub(super) plain_output: bool,
-    /// Batch mode with NDJSON: events are JSON lines on stdout and nothing
-    /// else is written there.
-    json: bool,
     /// Command output on its way to a file or pipe, escapes removed.
     plain_text: ua_context::clean::TerminalText,
     provider: Option<Arc<Fallback>>,
@@ -131,6 +161,7 @@ pub(super) struct AgentSide {
     /// when its prompt is back, as type-ahead does in a shell.
     typeahead: Vec<u8>,
     last_interrupt: Option<Instant>,
+    interrupting: Option<Interrupting>,
     /// Commands approved with `a` / `A` for the rest of the session.
     grants: Grants,
     /// The safety pipeline, loaded at the first proposal.
@@ -195,7 +226,6 @@ impl AgentSide {
             opts,
             can_ask: stdin_tty,
             plain_output: oneshot.is_some() && !out_tty,
-            json: false,
             plain_text: ua_context::clean::TerminalText::default(),
             oneshot: oneshot.is_some(),
             oneshot_pending: oneshot,
@@ -224,6 +254,7 @@ impl AgentSide {
             keys: KeyDecoder::new(),
             typeahead: Vec::new(),
             last_interrupt: None,
+            interrupting: None,
             grants: Grants::new(),
             policy: None,
             policy_loader: None,
@@ -262,20 +293,16 @@ impl AgentSide {
         self.oneshot
     }
 
-    /// Batch mode with NDJSON output (see `session::batch`): the shell's
-    /// output is never shown, the agent's events are JSON lines.
-    pub(super) fn set_json(&mut self) {
-        self.json = true;
+    /// Batch mode (see `session::batch`): the shell's output is never
+    /// shown; the session writes the agent's events as JSON lines.
+    pub(super) fn set_batch(&mut self) {
         self.view = View::Hidden;
         self.plain_output = true;
     }
 
-    pub(super) fn json(&self) -> bool {
-        self.json
-    }
-
     pub(super) fn deadline(&self) -> Option<Instant> {
-        [self.spin_at, self.running.as_ref().filter(|r| !r.timed_out).map(|r| r.timeout_at)].into_iter().flatten().min()
+        let timeout = self.running.as_ref().filter(|r| !r.timed_out).map(|r| r.timeout_at);
+        [self.spin_at, timeout, self.interrupting.as_ref().map(|i| i.check_at)].into_iter().flatten().min()
     }
 }
 
@@ -331,7 +358,7 @@ pub(super) async fn recv_once<T>(rx: &mut Option<oneshot::Receiver<T>>) -> Optio
 
 impl Session {
     fn show(&mut self, text: &str) {
-        if text.is_empty() || self.agent.json {
+        if text.is_empty() || self.batch.is_some() {
             return;
         }
         if self.agent.plain_output {
@@ -349,7 +376,7 @@ impl Session {
 
     /// One event of the agent's stream, drawn by the renderer.
     pub(super) fn emit(&mut self, event: AgentEvent) {
-        if self.agent.json {
+        if self.batch.is_some() {
             // One line per event, written whole and at once: a reader
             // never sees half a line, and nothing waits in a buffer.
             if !self.out_broken && crate::terminal::out(event.to_line().as_bytes()).is_err() {
@@ -1009,9 +1036,51 @@ impl Session {
 
     /// Interrupts the agent command running in the shell, as Ctrl+C would.
     pub(super) fn interrupt_command(&mut self) {
-        // Typed but not started yet, Ctrl+C drops the line at the prompt.
-        if self.agent.running.is_some() {
-            self.send(b"\x03");
+        let Some(r) = &self.agent.running else { return };
+        if !r.started {
+            // Typed but not started yet: Ctrl+C drops the line at the
+            // prompt, and the prompt bash draws then is a fresh one.
+            self.state.line_ended();
+        }
+        let started = r.started;
+        self.send(b"\x03");
+        // Without markers nothing says when the prompt is back, and a job
+        // on the terminal later may be the user's own.
+        if !self.state.integrated() {
+            return;
+        }
+        let now = Instant::now();
+        self.agent.interrupting = Some(Interrupting {
+            signalled: self.pty.foreground_job(),
+            started_then: started,
+            started,
+            typed_at: now,
+            check_at: now + INTERRUPT_CHECK,
+            give_up: now + INTERRUPT_WATCH,
+        });
+    }
+
+    /// Sees that an interrupted command got its interrupt (see
+    /// [`Interrupting`]).
+    fn watch_interrupt(&mut self, now: Instant) {
+        let Some(i) = self.agent.interrupting.as_mut().filter(|i| i.check_at <= now) else { return };
+        if now >= i.give_up {
+            self.agent.interrupting = None;
+            return;
+        }
+        i.check_at = now + INTERRUPT_CHECK;
+        match self.pty.foreground_job() {
+            Some(job) if i.signalled.as_ref() != Some(&job) => {
+                self.pty.signal_job(&job, nix::sys::signal::Signal::SIGINT);
+                i.signalled = Some(job);
+            }
+            Some(_) => {}
+            None if (i.started && !i.started_then) || (!i.started && now >= i.typed_at + INTERRUPT_LOST) => {
+                i.started_then = i.started;
+                i.typed_at = now;
+                self.send(b"\x03");
+            }
+            None => {}
         }
     }
 
@@ -1180,6 +1249,7 @@ impl Session {
     /// A fresh prompt: a waiting command can be typed, a command that
     /// never started (a syntax error) is over.
     pub(super) fn on_fresh_prompt(&mut self) {
+        self.agent.interrupting = None;
         if self.agent.turn.is_none()
             && let Some(text) = self.agent.oneshot_pending.take()
         {
@@ -1225,21 +1295,17 @@ impl Session {
 
     /// Shell output while the agent routes it.
     pub(super) fn on_output_in_turn(&mut self, bytes: &[u8]) {
-        let mut events = std::mem::take(&mut self.spans_at);
-        self.scanner.feed_spans(bytes, |span, e| events.push((span, e)));
+        let mut events = std::mem::take(&mut self.events_at);
+        self.scanner.feed_at(bytes, |end, e| events.push((end, e)));
         let mut pos = 0;
-        for (span, e) in events.drain(..) {
-            self.route(&bytes[pos..span.start.max(pos)]);
-            // Our own marker is for the terminal, not part of what the
-            // command printed: output going to a file or pipe (`ssh host
-            // '# …'`) does not get it.
-            if !(self.agent.plain_output && self.agent.view == View::Command) {
-                self.route(&bytes[span.start.max(pos)..span.end]);
-            }
-            pos = span.end;
+        for (end, e) in events.drain(..) {
+            // Up to the end of the marker: in plain output (a file or pipe,
+            // `ssh host '# …'`) `route` strips it with every other escape.
+            self.route(&bytes[pos..end]);
+            pos = end;
             self.on_marker(&e);
         }
-        self.spans_at = events;
+        self.events_at = events;
         self.route(&bytes[pos..]);
     }
 
@@ -1298,6 +1364,9 @@ impl Session {
             Transition::RedrawnInput => self.icpt.redrawn_prompt(),
             Transition::CommandStarted => {
                 self.icpt.left_prompt();
+                if let Some(i) = self.agent.interrupting.as_mut() {
+                    i.started = true;
+                }
                 if let Some(r) = self.agent.running.as_mut().filter(|r| !r.started) {
                     r.started = true;
                     self.agent.view = View::Command;
@@ -1363,8 +1432,9 @@ impl Session {
             r.timed_out = true;
             // As if the user pressed Ctrl+C: the shell's foreground job
             // gets SIGINT.
-            self.send(b"\x03");
+            self.interrupt_command();
         }
+        self.watch_interrupt(now);
     }
 
     fn end_turn(&mut self, end: End) {

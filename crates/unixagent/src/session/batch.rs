@@ -128,19 +128,13 @@ impl Session {
                         b.pending.push_front(Pending::Instruction(text));
                     }
                     if self.turn_running() {
-                        self.interrupt_command();
-                        self.cancel_turn();
+                        self.stop_turn();
                     } else {
                         self.batch_next();
                     }
                 }
             }
-            Line::Input(Input::Cancel) => {
-                if self.turn_running() {
-                    self.interrupt_command();
-                    self.cancel_turn();
-                }
-            }
+            Line::Input(Input::Cancel) => self.stop_turn(),
             Line::Invalid(message) => self.emit(AgentEvent::Error { message, kind: "input".into() }),
         }
     }
@@ -244,20 +238,23 @@ impl Session {
         self.exit_now = Some(exit_code);
     }
 
+    /// Ends the running turn now; a command it runs gets Ctrl+C.
+    fn stop_turn(&mut self) {
+        if self.turn_running() {
+            self.interrupt_command();
+            self.cancel_turn();
+        }
+    }
+
     /// SIGTERM or SIGINT: the running turn is cancelled and the run ends.
     pub(super) fn batch_signal(&mut self) {
         if let Some(b) = self.batch.as_mut() {
             b.pending.clear();
         }
-        if self.turn_running() {
-            self.interrupt_command();
-            self.cancel_turn();
-        }
+        self.stop_turn();
         self.batch_finish(Some((RunStatus::Cancelled, 130)));
     }
-}
 
-impl Session {
     /// The shell exited before the run ended (an `exit` line, a crash).
     pub(super) fn batch_shell_exited(&mut self, code: i32) {
         let status = if self.turn_running() { RunStatus::Error } else { RunStatus::Ok };

@@ -191,7 +191,7 @@ async fn run_async(opts: Options) -> anyhow::Result<i32> {
         hung_up: false,
         out_broken: false,
         colour,
-        spans_at: Vec::new(),
+        events_at: Vec::new(),
         recorder: record::Recorder::new(),
         agent: agent::AgentSide::new(opts.agent, opts.oneshot, colour && out_tty, out_tty, stdin_tty, cols),
         exit_now: None,
@@ -200,7 +200,7 @@ async fn run_async(opts: Options) -> anyhow::Result<i32> {
     };
     s.agent.journal = journal;
     if let Some(b) = &s.batch {
-        s.agent.set_json();
+        s.agent.set_batch();
         s.set_can_ask(b.input_open);
         s.emit(ua_protocol::agent::AgentEvent::Session {
             v: ua_protocol::agent::SCHEMA_VERSION,
@@ -334,9 +334,9 @@ struct Session {
     hung_up: bool,
     out_broken: bool,
     colour: bool,
-    /// Markers found in the current read, with their spans (kept to reuse
+    /// Markers found in the current read, with where each ends (kept to reuse
     /// the allocation).
-    spans_at: Vec<(std::ops::Range<usize>, ShellEvent)>,
+    events_at: Vec<(usize, ShellEvent)>,
     recorder: record::Recorder,
     agent: agent::AgentSide,
     /// Set when the session should end now with this status (a one-shot
@@ -447,7 +447,7 @@ impl Session {
 
     fn write_out(&mut self, bytes: &[u8]) {
         // Batch mode's stdout carries JSON lines only (see `emit`).
-        if self.agent.json() {
+        if self.batch.is_some() {
             return;
         }
         if !self.out_broken && terminal::out(bytes).is_err() {
@@ -471,11 +471,10 @@ impl Session {
         } else {
             self.write_out(bytes);
         }
-        let mut events = std::mem::take(&mut self.spans_at);
-        self.scanner.feed_spans(bytes, |span, e| events.push((span, e)));
+        let mut events = std::mem::take(&mut self.events_at);
+        self.scanner.feed_at(bytes, |end, e| events.push((end, e)));
         let mut pos = 0;
-        for (span, e) in events.drain(..) {
-            let end = span.end;
+        for (end, e) in events.drain(..) {
             self.recorder.shown(&bytes[pos..end], true);
             self.tail.feed(&bytes[pos..end]);
             pos = end;
@@ -501,7 +500,7 @@ impl Session {
                 Transition::CommandFinished(_) | Transition::CwdChanged | Transition::None => {}
             }
         }
-        self.spans_at = events;
+        self.events_at = events;
         self.recorder.shown(&bytes[pos..], true);
         self.tail.feed(&bytes[pos..]);
         if self.icpt.editing() {
