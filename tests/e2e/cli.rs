@@ -34,11 +34,18 @@ fn help_lists_every_option_and_version_prints() {
 }
 
 #[test]
-fn options_not_built_yet_say_so() {
+fn options_not_built_yet_are_refused_with_the_reason() {
     let home = Home::new();
     let out = ua(&home).args(["--trace", "--shell", "/bin/sh", "-c", "echo ran"]).output().unwrap();
-    assert_eq!(String::from_utf8_lossy(&out.stderr), "unixagent: --trace is not available yet; ignoring it.\n");
-    assert_eq!(String::from_utf8_lossy(&out.stdout), "ran\n");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "unixagent: --trace comes with child agents, which are not built yet; run without it.\n"
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "");
+    assert_eq!(out.status.code(), Some(2));
+    // Without it, nothing is said and `-c` is the shell's.
+    let out = ua(&home).args(["--shell", "/bin/sh", "-c", "echo ran"]).output().unwrap();
+    assert_eq!((out.stdout.as_slice(), out.stderr.as_slice()), (&b"ran\n"[..], &b""[..]));
 }
 
 #[test]

@@ -128,17 +128,133 @@ fn one_shot_in_a_terminal_asks_and_exits_with_the_last_status() {
     assert!(!t.screen_text().contains("$ "), "{}", t.screen_text());
 }
 
+/// `script` piped into unixagent over bash in `home`, its model `server`;
+/// stdout and stderr go into one pipe, to check their order.
+fn pipe_into(home: &Home, server: &ua_testkit::provider::FakeProvider, script: &str) -> (String, Option<i32>) {
+    pipe_into_shell(home, server, script, "/bin/bash")
+}
+
+fn pipe_into_shell(
+    home: &Home,
+    server: &ua_testkit::provider::FakeProvider,
+    script: &str,
+    shell: &str,
+) -> (String, Option<i32>) {
+    if !home.path().join(".config/unixagent/config.toml").exists() {
+        home.write(".config/unixagent/config.toml", "[judge]\nmode = \"off\"\n");
+    }
+    home.write("script.txt", script);
+    let out = Command::new("/bin/sh")
+        .arg("-c")
+        .arg(format!("{} --shell {shell} < script.txt 2>&1", unixagent().display()))
+        .current_dir(home.path())
+        .env("HOME", home.path())
+        .env("XDG_CONFIG_HOME", home.path().join(".config"))
+        .env("XDG_DATA_HOME", home.path().join(".local/share"))
+        .env("ANTHROPIC_BASE_URL", server.base_url())
+        .env("ANTHROPIC_API_KEY", "test-key")
+        .env("OPENAI_API_KEY", "")
+        .env_remove("UNIXAGENT_SESSION")
+        .output()
+        .unwrap();
+    (String::from_utf8_lossy(&out.stdout).into_owned(), out.status.code())
+}
+
 #[test]
 fn lines_on_a_pipe_go_to_the_shell_and_hash_lines_are_instructions() {
     let home = Home::new();
-    // Both streams into one pipe, to check ordering.
-    let script = format!(
-        "printf 'echo one\\n# do a thing\\ncd /tmp\\necho two $PWD\\nexit 3\\necho never\\n' | {} --shell /bin/bash 2>&1",
-        unixagent().display()
+    let server = crate::agent::model(
+        r#"
+[[turn]]
+text = "Looked: it is fine."
+"#,
     );
-    let out = Command::new("/bin/sh").arg("-c").arg(script).env("HOME", home.path()).output().unwrap();
-    assert_eq!(String::from_utf8_lossy(&out.stdout), "one\n# captured: do a thing\ntwo /tmp\n");
-    assert_eq!(out.status.code(), Some(3));
+    let (out, code) = pipe_into(&home, &server, "echo one\n# do a thing\ncd /tmp\necho two $PWD\nexit 3\necho never\n");
+    // In script order; the agent's answer is plain text, with no escape.
+    assert!(out.starts_with("one\nLooked: it is fine.\n"), "{out:?}");
+    assert!(out.ends_with("\ntwo /tmp\n"), "{out:?}");
+    assert!(!out.contains('\x1b') && !out.contains('\r') && !out.contains("never"), "{out:?}");
+    assert_eq!(code, Some(3));
+    let asked = crate::agent::messages(&server, 0);
+    assert!(asked.last().unwrap().to_string().contains("do a thing"), "{asked:?}");
+}
+
+const PIPE_TWO_TURNS: &str = r#"
+[[turn]]
+text = "Here:"
+tool_calls = [{ name = "shell", input = { command = "echo agent-in-$PWD; cat note.txt" } }]
+
+[[turn]]
+text = "First done."
+
+[[turn]]
+text = "Second done."
+"#;
+
+/// The agent works where the script is, and the instructions of one pipe
+/// are one conversation.
+#[test]
+fn hash_lines_run_in_the_scripts_directory_and_share_a_conversation() {
+    let home = Home::new();
+    home.write("sub/note.txt", "a note from sub\n");
+    let server = crate::agent::model(PIPE_TWO_TURNS);
+    let (out, code) = pipe_into(&home, &server, "cd sub\n# what is in the note\necho between\n# and now\n");
+    let sub = home.path().join("sub");
+    let first = format!("agent-in-{}\na note from sub\n", sub.display());
+    assert!(out.contains(&first), "{out:?}");
+    let order: Vec<usize> = [first.as_str(), "First done.", "between", "Second done."]
+        .iter()
+        .map(|t| out.find(t).unwrap_or_else(|| panic!("{t:?} in {out:?}")))
+        .collect();
+    assert!(order.windows(2).all(|w| w[0] < w[1]), "{out:?}");
+    assert_eq!(code, Some(0), "{out}");
+    // The second instruction's request carries the first one's exchange.
+    let second = crate::agent::messages(&server, 2);
+    let text = serde_json::to_string(&second).unwrap();
+    assert!(
+        text.contains("what is in the note") && text.contains("a note from sub") && text.contains("and now"),
+        "{text}"
+    );
+}
+
+/// Nobody is there to answer a question: a command that needs one is a
+/// denial, and the model hears so.
+#[test]
+fn on_a_pipe_a_command_that_needs_a_person_is_denied() {
+    let home = Home::new();
+    home.write(".config/unixagent/config.toml", "[shell]\nconfirm_mode = \"each\"\n[judge]\nmode = \"off\"\n");
+    let server = crate::agent::model(
+        r#"
+[[turn]]
+tool_calls = [{ name = "shell", input = { command = "touch made-by-agent" } }]
+
+[[turn]]
+text = "Could not."
+"#,
+    );
+    let (out, code) = pipe_into(&home, &server, "# make a file\n");
+    assert!(out.contains("Could not."), "{out:?}");
+    assert!(!home.path().join("made-by-agent").exists());
+    let results = crate::agent::tool_results(&crate::agent::messages(&server, 1));
+    assert!(results.len() == 1 && results[0].0.contains("denied"), "{results:?}");
+    assert_eq!(code, Some(0), "{out}");
+}
+
+/// A turn that fails as the last line makes the run fail, even though the
+/// shell's last command succeeded.
+#[test]
+fn a_failed_turn_as_the_last_line_of_a_pipe_exits_non_zero() {
+    let home = Home::new();
+    let server = crate::agent::model(
+        r#"
+[[turn]]
+status = 400
+body = '{"type":"error","error":{"type":"invalid_request_error","message":"something the server did not like"}}'
+"#,
+    );
+    let (out, code) = pipe_into(&home, &server, "true\n# try it\n");
+    assert!(out.contains("something the server did not like"), "{out:?}");
+    assert_ne!(code, Some(0), "{out}");
 }
 
 /// A one-shot whose model fails after a command that succeeded exits
@@ -172,4 +288,19 @@ body = '{"type":"error","error":{"type":"invalid_request_error","message":"somet
     assert!(stdout.contains("plain-2") && stdout.contains("a mark here"), "{stdout:?}");
     assert!(!stdout.contains('\x1b') && !stdout.contains('\r') && !stdout.contains('\x07'), "{stdout:?}");
     assert!(format!("{stdout}{stderr}").contains("something the server did not like"), "{stdout}{stderr}");
+}
+
+/// fish runs a piped script only once it has read all of it, so nothing
+/// can run between its lines: the instruction is skipped, with the reason,
+/// and the run neither hangs nor loses the shell lines.
+#[test]
+fn a_hash_line_piped_into_fish_is_skipped_with_the_reason() {
+    let home = Home::new();
+    let server = crate::agent::model("[[turn]]\ntext = \"never asked\"\n");
+    let fish = which("fish");
+    let (out, code) = pipe_into_shell(&home, &server, "echo one\n# do a thing\necho two\n", &fish.to_string_lossy());
+    assert!(out.contains("skipped `# do a thing`: fish runs a piped script only after reading all of it"), "{out:?}");
+    assert!(out.contains("one\ntwo\n"), "{out:?}");
+    assert_eq!(code, Some(0));
+    assert_eq!(server.request_count(), 0);
 }

@@ -14,7 +14,6 @@ mod pipe;
 mod policy_cmd;
 mod session;
 mod shell;
-mod sink;
 mod terminal;
 mod trace;
 
@@ -42,8 +41,11 @@ fn main() -> ExitCode {
 
 fn run(cli: cli::Cli, login_by_name: bool) -> anyhow::Result<i32> {
     let login = cli.login || login_by_name;
-    for opt in cli.unavailable() {
-        eprintln!("unixagent: {opt} is not available yet; ignoring it.");
+    if let Some(opt) = cli.unavailable().first() {
+        // Refused rather than ignored: a script that asks for it must not
+        // run as if it had it.
+        eprintln!("unixagent: {opt} comes with child agents, which are not built yet; run without it.");
+        return Ok(2);
     }
     if let Some(cli::Sub::Policy { action }) = &cli.sub {
         return Ok(match action {
@@ -95,6 +97,7 @@ fn run(cli: cli::Cli, login_by_name: bool) -> anyhow::Result<i32> {
         oneshot,
         batch,
     };
+    let approval_timeout = Duration::from_secs(cfg.batch.approval_timeout_secs.max(1));
     if cli.json {
         let first = cli.command.as_deref().filter(|s| is_instruction(s)).map(|s| instruction_text(s).to_string());
         if let Some(c) = cli.command.as_deref().filter(|s| !is_instruction(s)) {
@@ -103,9 +106,10 @@ fn run(cli: cli::Cli, login_by_name: bool) -> anyhow::Result<i32> {
         let batch = session::BatchOptions {
             // With `-c` on a terminal there is nothing to read; otherwise
             // stdin carries instructions, approvals and shell lines.
-            read_stdin: !(first.is_some() && stdin_tty),
+            input: if first.is_some() && stdin_tty { session::BatchInput::None } else { session::BatchInput::Stdin },
             first,
-            approval_timeout: Duration::from_secs(cfg.batch.approval_timeout_secs.max(1)),
+            approval_timeout,
+            plain: None,
         };
         return session::run(session(true, false, None, Some(batch)));
     }
@@ -118,7 +122,18 @@ fn run(cli: cli::Cli, login_by_name: bool) -> anyhow::Result<i32> {
     }
 
     if !stdin_tty {
-        return pipe::run(&shell, login, &cli.shell_args);
+        // `#` lines run in a batch session of their own, started at the
+        // first one; each turn's exit status comes back to the pipe.
+        let agent = |lines, turns| {
+            let plain = session::BatchOptions {
+                first: None,
+                input: session::BatchInput::Lines(lines),
+                approval_timeout,
+                plain: Some(turns),
+            };
+            session(true, false, None, Some(plain))
+        };
+        return pipe::run(&shell, login, &cli.shell_args, agent);
     }
     // --shell-debug is asked for from inside a session whose integration
     // failed: run it there rather than start a plain shell.

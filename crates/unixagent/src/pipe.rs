@@ -4,22 +4,43 @@
 //! its stdin connected to unixagent and reads its own stdin line by line:
 //! a line starting with `#` is an instruction, any other line goes to the
 //! shell (a `#!` first line is a script's interpreter line and is skipped).
-//! Before handling an instruction, unixagent waits until the shell has run
-//! every line sent before it, so output appears in script order. The shell's
-//! stdout and stderr are unixagent's own.
+//! The shell's stdout and stderr are unixagent's own, so shell lines behave
+//! exactly as they would piped into the shell itself.
+//!
+//! Before an instruction, unixagent waits until the shell has run every
+//! line sent before it (so output appears in script order) and asks it for
+//! its directory. The instruction goes to a batch session (see
+//! `session::batch`) started at the first `#` line in that directory, with
+//! a shell of its own under a PTY; later instructions continue the same
+//! conversation, and its shell follows the pipe's shell to its directory
+//! first. The agent writes plain text to stdout, asks nobody (a command
+//! that needs a person is denied and the model told), and the next line
+//! waits until its turn has ended. The run's exit status is that of the
+//! last line: the shell's, or the turn's when an instruction came last.
 
 use std::ffi::OsString;
 use std::io::{BufRead, Write};
 use std::os::fd::{AsFd, FromRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::Context;
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 
-use crate::{shell, sink, terminal};
+use crate::{session, shell};
 
-pub fn run(shell_path: &Path, login: bool, args: &[OsString]) -> anyhow::Result<i32> {
+/// Runs the pipe. `setup` builds the options of the batch session that
+/// runs `#` lines, given the channel its lines come on and the one its
+/// turns' exit statuses go to.
+pub fn run(
+    shell_path: &Path,
+    login: bool,
+    args: &[OsString],
+    setup: impl FnOnce(UnboundedReceiver<String>, std::sync::mpsc::Sender<i32>) -> session::Options,
+) -> anyhow::Result<i32> {
     let dir = PrivateDir::create()?;
     let fifo = dir.0.join("sync");
     nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).context("creating the sync FIFO")?;
@@ -34,7 +55,11 @@ pub fn run(shell_path: &Path, login: bool, args: &[OsString]) -> anyhow::Result<
         .spawn()
         .with_context(|| format!("could not start {}", shell_path.display()))?;
     let mut to_shell = child.stdin.take();
-    let colour = terminal::colour(std::io::stderr().as_fd());
+    let cannot_instruct = no_instructions(shell_path);
+    let mut setup = Some(setup);
+    let mut agent: Option<Agent> = None;
+    // The exit status of the turn when an instruction was the last line.
+    let mut last_turn = None;
     let stdin = std::io::stdin();
     let mut first = true;
     for line in stdin.lock().split(b'\n') {
@@ -46,14 +71,28 @@ pub fn run(shell_path: &Path, login: bool, args: &[OsString]) -> anyhow::Result<
         }
         let text = String::from_utf8_lossy(&line);
         if text.trim_start().starts_with('#') {
-            let Some(w) = to_shell.as_mut() else { break };
-            if !wait_for_shell(w, &fifo, &child)? {
-                break;
+            if let Some(why) = &cannot_instruct {
+                eprintln!("unixagent: skipped `{}`: {why}", text.trim());
+                last_turn = Some(1);
+                continue;
             }
+            let Some(w) = to_shell.as_mut() else { break };
+            let Some(dir) = shell_dir(w, &fifo, &child)? else { break };
             let instruction = text.trim_start().trim_start_matches('#').trim();
-            eprintln!("{}", sink::captured_line(instruction, colour));
+            if instruction.is_empty() {
+                continue;
+            }
+            let a = match agent.as_mut() {
+                Some(a) => a,
+                None => {
+                    let Some(setup) = setup.take() else { break };
+                    agent.insert(Agent::start(setup, &dir)?)
+                }
+            };
+            last_turn = Some(a.instruct(instruction, dir)?);
             continue;
         }
+        last_turn = None;
         let Some(w) = to_shell.as_mut() else { break };
         if w.write_all(&line).and_then(|()| w.write_all(b"\n")).is_err() {
             // The shell exited (e.g. an `exit` line); the rest is unread,
@@ -62,18 +101,113 @@ pub fn run(shell_path: &Path, login: bool, args: &[OsString]) -> anyhow::Result<
         }
     }
     drop(to_shell);
+    if let Some(a) = agent {
+        a.finish();
+    }
     let status = child.wait().context("waiting for the shell")?;
     use std::os::unix::process::ExitStatusExt;
-    Ok(status.code().unwrap_or_else(|| 128 + status.signal().unwrap_or(0)))
+    let shell_status = status.code().unwrap_or_else(|| 128 + status.signal().unwrap_or(0));
+    Ok(last_turn.unwrap_or(shell_status))
 }
 
-/// Has the shell run everything sent so far, by asking it to write one byte
-/// into a FIFO and waiting for that byte or for the shell's exit. Returns
-/// false when the shell is gone.
-fn wait_for_shell(w: &mut impl Write, fifo: &Path, child: &Child) -> anyhow::Result<bool> {
-    let quoted = fifo.to_string_lossy().replace('\'', "'\\''");
-    if w.write_all(format!("printf . > '{quoted}'\n").as_bytes()).and_then(|()| w.flush()).is_err() {
-        return Ok(false);
+/// Why `#` lines cannot run between the lines of a script piped into
+/// this shell, if they cannot.
+fn no_instructions(shell_path: &Path) -> Option<String> {
+    use ua_term::integration::ShellKind;
+    match ShellKind::detect(shell_path) {
+        ShellKind::Bash | ShellKind::Zsh => None,
+        // fish reads its whole input before it runs any of it: the wait
+        // for the lines before an instruction would never end.
+        ShellKind::Fish => Some(
+            "fish runs a piped script only after reading all of it, so an instruction cannot run between its lines; pipe the script through bash or zsh (`unixagent --shell bash`), or use --json".into(),
+        ),
+        ShellKind::Other => Some(format!(
+            "{} has no unixagent shell integration for the agent's commands; use bash or zsh (`unixagent --shell bash`)",
+            shell_path.display()
+        )),
+    }
+}
+
+/// The batch session running the pipe's instructions, on a thread of its
+/// own.
+struct Agent {
+    lines: UnboundedSender<String>,
+    turns: std::sync::mpsc::Receiver<i32>,
+    thread: std::thread::JoinHandle<i32>,
+    /// Where its shell is.
+    dir: String,
+    /// The pipe has ended its input: the session ending is expected.
+    input_closed: Arc<AtomicBool>,
+}
+
+impl Agent {
+    /// Starts the session in `dir`, the pipe's shell's directory.
+    fn start(
+        setup: impl FnOnce(UnboundedReceiver<String>, std::sync::mpsc::Sender<i32>) -> session::Options,
+        dir: &str,
+    ) -> anyhow::Result<Self> {
+        let (lines, rx) = unbounded_channel();
+        let (turns_tx, turns) = std::sync::mpsc::channel();
+        let opts = setup(rx, turns_tx);
+        if !dir.is_empty() {
+            // Nothing else runs on another thread yet; the shell the
+            // session starts inherits it.
+            std::env::set_current_dir(dir).with_context(|| format!("changing to {dir}"))?;
+        }
+        let input_closed = Arc::new(AtomicBool::new(false));
+        let closed = Arc::clone(&input_closed);
+        let thread = std::thread::spawn(move || {
+            let code = match session::run(opts) {
+                Ok(code) => code,
+                Err(e) => {
+                    eprintln!("unixagent: {e:#}");
+                    1
+                }
+            };
+            if !closed.load(Ordering::SeqCst) {
+                // The session ended by itself (SIGTERM or SIGINT, its shell
+                // exited, it could not start): the run ends with it, as it
+                // would have without an agent.
+                std::process::exit(code);
+            }
+            code
+        });
+        Ok(Self { lines, turns, thread, dir: dir.to_string(), input_closed })
+    }
+
+    /// Runs one instruction from `dir`; returns the turn's exit status.
+    fn instruct(&mut self, instruction: &str, dir: String) -> anyhow::Result<i32> {
+        if !dir.is_empty() && dir != self.dir {
+            let _ = self.lines.send(format!("cd {}", quote(&dir)));
+            self.dir = dir;
+        }
+        let _ = self.lines.send(format!("# {instruction}"));
+        // The session thread ends the process if it stops on its own, so a
+        // closed channel here is a session that failed between the two.
+        self.turns.recv().context("the agent session ended before the instruction ran")
+    }
+
+    /// Ends the session once it has finished what it was given.
+    fn finish(self) {
+        self.input_closed.store(true, Ordering::SeqCst);
+        drop(self.lines);
+        let _ = self.thread.join();
+    }
+}
+
+/// `text` as one single-quoted word for bash, zsh and fish alike.
+fn quote(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "'\\''"))
+}
+
+/// Waits until the shell has run everything sent so far, by asking it to
+/// write its directory into a FIFO and reading that or seeing it exit.
+/// Returns the directory (empty if the shell printed none), or `None` when
+/// the shell is gone.
+fn shell_dir(w: &mut impl Write, fifo: &Path, child: &Child) -> anyhow::Result<Option<String>> {
+    let line = format!("printf '%s\\n' \"$PWD\" > {}\n", quote(&fifo.to_string_lossy()));
+    if w.write_all(line.as_bytes()).and_then(|()| w.flush()).is_err() {
+        return Ok(None);
     }
     let reader = nix::fcntl::open(
         fifo,
@@ -82,6 +216,7 @@ fn wait_for_shell(w: &mut impl Write, fifo: &Path, child: &Child) -> anyhow::Res
     )
     .context("opening the sync FIFO")?;
     let pidfd = pidfd_open(child.id()).context("watching the shell")?;
+    let mut dir = Vec::new();
     loop {
         let mut fds = [PollFd::new(reader.as_fd(), PollFlags::POLLIN), PollFd::new(pidfd.as_fd(), PollFlags::POLLIN)];
         match poll(&mut fds, PollTimeout::NONE) {
@@ -89,14 +224,20 @@ fn wait_for_shell(w: &mut impl Write, fifo: &Path, child: &Child) -> anyhow::Res
             Err(e) => return Err(e).context("waiting for the shell"),
             Ok(_) => {}
         }
-        if fds[0].revents().is_some_and(|r| r.contains(PollFlags::POLLIN)) {
-            let mut b = [0u8; 8];
-            if matches!(nix::unistd::read(&reader, &mut b), Ok(n) if n > 0) {
-                return Ok(true);
+        if fds[0].revents().is_some_and(|r| r.intersects(PollFlags::POLLIN | PollFlags::POLLHUP)) {
+            let mut b = [0u8; 4096];
+            match nix::unistd::read(&reader, &mut b) {
+                Ok(n) if n > 0 => dir.extend_from_slice(&b[..n]),
+                // The shell closed the FIFO: that was all.
+                Ok(_) => return Ok(Some(String::from_utf8_lossy(&dir).trim_end_matches('\n').to_string())),
+                Err(_) => {}
+            }
+            if dir.ends_with(b"\n") {
+                return Ok(Some(String::from_utf8_lossy(&dir).trim_end_matches('\n').to_string()));
             }
         }
         if fds[1].revents().is_some_and(|r| !r.is_empty()) {
-            return Ok(false);
+            return Ok(None);
         }
     }
 }

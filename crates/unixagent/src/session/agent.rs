@@ -358,7 +358,7 @@ pub(super) async fn recv_once<T>(rx: &mut Option<oneshot::Receiver<T>>) -> Optio
 
 impl Session {
     fn show(&mut self, text: &str) {
-        if text.is_empty() || self.batch.is_some() {
+        if text.is_empty() || self.json() {
             return;
         }
         if self.agent.plain_output {
@@ -376,7 +376,7 @@ impl Session {
 
     /// One event of the agent's stream, drawn by the renderer.
     pub(super) fn emit(&mut self, event: AgentEvent) {
-        if self.batch.is_some() {
+        if self.json() {
             // One line per event, written whole and at once: a reader
             // never sees half a line, and nothing waits in a buffer.
             if !self.out_broken && crate::terminal::out(event.to_line().as_bytes()).is_err() {

@@ -1,8 +1,10 @@
-//! Batch mode (`unixagent --json`): the session driven by input lines
-//! instead of keys, its agent events written as NDJSON on stdout.
+//! Batch mode: the session driven by input lines instead of keys. With
+//! `--json` its agent events are NDJSON on stdout; for `#` lines on a pipe
+//! (see `crate::pipe`) they are plain text, nobody is asked anything, and
+//! the pipe hears each turn's exit status.
 //!
-//! Lines are read on a thread and arrive through a channel (see
-//! [`spawn_reader`]). Instructions and shell lines wait in one queue and run
+//! Lines arrive through a channel: read from stdin on a thread (see
+//! [`spawn_reader`]) or handed over by the pipe. Instructions and shell lines wait in one queue and run
 //! in order, each when the shell shows a fresh prompt: an instruction
 //! starts a turn, a shell line is typed into the shell. Approvals answer
 //! the question on screen; a question nobody answers in
@@ -19,7 +21,7 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 use ua_protocol::agent::{AgentEvent, Approval, Input, Line, RunStatus, TokenUsage};
 
-use super::Session;
+use super::{BatchInput, BatchOptions, Session};
 use crate::agent::turn::{Answer, End};
 
 /// Something waiting for the shell's next fresh prompt.
@@ -47,23 +49,38 @@ pub(super) struct Batch {
     last: Option<(RunStatus, i32)>,
     /// The `result` line was written.
     finished: bool,
+    /// Plain text, and where each turn's exit status goes (see
+    /// [`BatchOptions::plain`]).
+    plain: Option<std::sync::mpsc::Sender<i32>>,
 }
 
 impl Batch {
-    /// A batch run that starts with `first` (from `-c '# …'`), reads
-    /// stdin when `input_open`, and gives approvals `approval_timeout`.
-    pub(super) fn new(first: Option<String>, input_open: bool, approval_timeout: Duration) -> Self {
-        Self {
-            pending: first.into_iter().map(Pending::Instruction).collect(),
-            input_open,
-            approval_timeout,
+    /// The batch state and the channel its input lines arrive on.
+    pub(super) fn new(opts: BatchOptions) -> (Self, Option<mpsc::UnboundedReceiver<String>>) {
+        let rx = match opts.input {
+            BatchInput::None => None,
+            BatchInput::Stdin => Some(spawn_reader()),
+            BatchInput::Lines(rx) => Some(rx),
+        };
+        let batch = Self {
+            pending: opts.first.into_iter().map(Pending::Instruction).collect(),
+            input_open: rx.is_some(),
+            approval_timeout: opts.approval_timeout,
             approval_deadline: None,
             idle: false,
             usage: TokenUsage::default(),
             commands: 0,
             last: None,
             finished: false,
-        }
+            plain: opts.plain,
+        };
+        (batch, rx)
+    }
+
+    /// Whether a question can wait for an answer: only an NDJSON reader
+    /// whose input is open can give one.
+    pub(super) fn can_ask(&self) -> bool {
+        self.plain.is_none() && self.input_open
     }
 }
 
@@ -93,6 +110,11 @@ pub(super) async fn next_line(input: &mut Option<mpsc::UnboundedReceiver<String>
 }
 
 impl Session {
+    /// Batch mode writing NDJSON: nothing but event lines on stdout.
+    pub(super) fn json(&self) -> bool {
+        self.batch.as_ref().is_some_and(|b| b.plain.is_none())
+    }
+
     /// One input line, or the end of input (`None`).
     pub(super) fn on_batch_line(&mut self, line: Option<String>) {
         let Some(line) = line else { return self.on_batch_input_closed() };
@@ -197,6 +219,9 @@ impl Session {
         b.usage.output += usage.output;
         b.commands += u32::try_from(steps).unwrap_or(u32::MAX);
         b.approval_deadline = None;
+        if let Some(tx) = &b.plain {
+            let _ = tx.send(end.exit_status(last_exit));
+        }
     }
 
     /// The shell shows a fresh prompt and no turn runs: run what waits
@@ -233,8 +258,10 @@ impl Session {
         }
         b.finished = true;
         let (status, exit_code) = forced.or(b.last).unwrap_or((RunStatus::Ok, 0));
-        let event = AgentEvent::Result { status, exit_code, usage: b.usage, commands: b.commands };
-        self.emit(event);
+        if b.plain.is_none() {
+            let event = AgentEvent::Result { status, exit_code, usage: b.usage, commands: b.commands };
+            self.emit(event);
+        }
         self.exit_now = Some(exit_code);
     }
 

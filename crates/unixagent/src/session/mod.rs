@@ -62,15 +62,30 @@ pub struct Options {
     pub batch: Option<BatchOptions>,
 }
 
-/// How a batch run (`--json`) gets its input.
-#[derive(Debug, Clone)]
+/// How a batch run gets its input and where its events go.
+#[derive(Debug)]
 pub struct BatchOptions {
     /// The first instruction (`--json -c '# …'`).
     pub first: Option<String>,
-    /// Read instructions, approvals and shell lines from stdin.
-    pub read_stdin: bool,
+    pub input: BatchInput,
     /// A question unanswered this long is a denial.
     pub approval_timeout: Duration,
+    /// `None`: NDJSON on stdout (`--json`). `Some`: plain text on stdout,
+    /// no questions (each is a denial), and each turn's exit status sent
+    /// here as it ends (a `#` line on a pipe, see `pipe`).
+    pub plain: Option<std::sync::mpsc::Sender<i32>>,
+}
+
+/// Where a batch run's input lines come from.
+#[derive(Debug)]
+pub enum BatchInput {
+    /// Nothing: the first instruction is all there is.
+    None,
+    /// stdin, read on a thread.
+    Stdin,
+    /// Lines handed over by the caller; the run ends when the sender is
+    /// dropped.
+    Lines(tokio::sync::mpsc::UnboundedReceiver<String>),
 }
 
 #[derive(Debug, Clone)]
@@ -93,12 +108,13 @@ pub struct AgentOptions {
 }
 
 /// Runs the interactive session; returns the shell's exit status.
-pub fn run(opts: Options) -> anyhow::Result<i32> {
+pub fn run(mut opts: Options) -> anyhow::Result<i32> {
+    let batch = opts.batch.take();
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-    rt.block_on(run_async(opts))
+    rt.block_on(run_async(opts, batch))
 }
 
-async fn run_async(opts: Options) -> anyhow::Result<i32> {
+async fn run_async(opts: Options, batch: Option<BatchOptions>) -> anyhow::Result<i32> {
     // Signals are registered before the shell exists so that none is lost.
     let mut signals = Signals::new()?;
     let mut launch = integration::prepare(&ShellSpec {
@@ -113,7 +129,7 @@ async fn run_async(opts: Options) -> anyhow::Result<i32> {
     let colour = terminal::colour(std::io::stderr().as_fd());
     let stdin_tty = nix::unistd::isatty(std::io::stdin().as_fd()).unwrap_or(false);
     let oneshot = opts.oneshot.is_some();
-    if !launch.integrated && (oneshot || opts.batch.is_some()) {
+    if !launch.integrated && (oneshot || batch.is_some()) {
         anyhow::bail!(
             "{} has no unixagent shell integration, so a one-shot instruction cannot run commands in it; use bash, zsh or fish.",
             opts.shell.display()
@@ -157,7 +173,7 @@ async fn run_async(opts: Options) -> anyhow::Result<i32> {
         .context("watching the PTY")?;
     // A one-shot run without a terminal leaves terminal modes alone and
     // reads no keys: there is nobody to ask.
-    let interactive_keys = (stdin_tty || !oneshot) && opts.batch.is_none();
+    let interactive_keys = (stdin_tty || !oneshot) && batch.is_none();
     let raw = if interactive_keys {
         Some(terminal::RawMode::enable().context("putting the terminal in raw mode")?)
     } else {
@@ -195,13 +211,18 @@ async fn run_async(opts: Options) -> anyhow::Result<i32> {
         recorder: record::Recorder::new(),
         agent: agent::AgentSide::new(opts.agent, opts.oneshot, colour && out_tty, out_tty, stdin_tty, cols),
         exit_now: None,
-        batch: opts.batch.as_ref().map(|b| batch::Batch::new(b.first.clone(), b.read_stdin, b.approval_timeout)),
-        batch_rx: opts.batch.as_ref().filter(|b| b.read_stdin).map(|_| batch::spawn_reader()),
+        batch: None,
+        batch_rx: None,
     };
     s.agent.journal = journal;
-    if let Some(b) = &s.batch {
+    if let Some(opts) = batch {
+        let (b, rx) = batch::Batch::new(opts);
+        s.batch = Some(b);
+        s.batch_rx = rx;
         s.agent.set_batch();
-        s.set_can_ask(b.input_open);
+        s.set_can_ask(s.batch.as_ref().is_some_and(|b| b.can_ask()));
+    }
+    if s.json() {
         s.emit(ua_protocol::agent::AgentEvent::Session {
             v: ua_protocol::agent::SCHEMA_VERSION,
             id: id.clone(),
@@ -446,8 +467,8 @@ impl Session {
     }
 
     fn write_out(&mut self, bytes: &[u8]) {
-        // Batch mode's stdout carries JSON lines only (see `emit`).
-        if self.batch.is_some() {
+        // With `--json` stdout carries JSON lines only (see `emit`).
+        if self.json() {
             return;
         }
         if !self.out_broken && terminal::out(bytes).is_err() {
