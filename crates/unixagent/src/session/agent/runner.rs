@@ -1,0 +1,284 @@
+//! Running an approved command in the user's shell: typing it at a
+//! fresh prompt, routing the shell's output by [`View`] as
+//! the markers arrive, capturing what the command printed, its timeout,
+//! and interrupting it (see [`Interrupting`]).
+
+use super::*;
+
+impl Session {
+    /// Interrupts the agent command running in the shell, as Ctrl+C would.
+    pub(in crate::session) fn interrupt_command(&mut self) {
+        let Some(r) = &self.agent.running else { return };
+        if !r.started {
+            // Typed but not started yet: Ctrl+C drops the line at the
+            // prompt, and the prompt bash draws then is a fresh one.
+            self.state.line_ended();
+        }
+        let started = r.started;
+        self.send(b"\x03");
+        // Without markers nothing says when the prompt is back, and a job
+        // on the terminal later may be the user's own.
+        if !self.state.integrated() {
+            return;
+        }
+        let now = Instant::now();
+        self.agent.interrupting = Some(Interrupting {
+            signalled: self.pty.foreground_job(),
+            started_then: started,
+            started,
+            typed_at: now,
+            check_at: now + INTERRUPT_CHECK,
+            give_up: now + INTERRUPT_WATCH,
+        });
+    }
+
+    /// Sees that an interrupted command got its interrupt (see
+    /// [`Interrupting`]).
+    pub(super) fn watch_interrupt(&mut self, now: Instant) {
+        let Some(i) = self.agent.interrupting.as_mut().filter(|i| i.check_at <= now) else { return };
+        if now >= i.give_up {
+            self.agent.interrupting = None;
+            return;
+        }
+        i.check_at = now + INTERRUPT_CHECK;
+        match self.pty.foreground_job() {
+            Some(job) if i.signalled.as_ref() != Some(&job) => {
+                self.pty.signal_job(&job, nix::sys::signal::Signal::SIGINT);
+                i.signalled = Some(job);
+            }
+            Some(_) => {}
+            None if (i.started && !i.started_then) || (!i.started && now >= i.typed_at + INTERRUPT_LOST) => {
+                i.started_then = i.started;
+                i.typed_at = now;
+                self.send(b"\x03");
+            }
+            None => {}
+        }
+    }
+
+    /// Types an approved command into the shell, or waits for its prompt.
+    pub(super) fn run_command(&mut self, p: Proposal) {
+        if p.command.trim().is_empty() {
+            let effects = self.turn_input(|t| t.command_done(0, "(empty command: nothing ran)".into()));
+            self.apply(effects);
+            return;
+        }
+        if !self.agent.shell_ready {
+            self.agent.waiting_run = Some(p);
+            return;
+        }
+        self.agent.shell_ready = false;
+        let mut line = Vec::new();
+        if p.command.contains('\n') {
+            // A bracketed paste keeps a multi-line command one command line.
+            line.extend_from_slice(b"\x1b[200~");
+            line.extend_from_slice(p.command.as_bytes());
+            line.extend_from_slice(b"\x1b[201~");
+        } else {
+            line.extend_from_slice(p.command.as_bytes());
+        }
+        line.push(b'\r');
+        self.agent.running = Some(Running {
+            proposal: p,
+            capture: Capture::new(self.agent.opts.output_cap),
+            before_start: Vec::new(),
+            started: false,
+            timeout_at: Instant::now() + self.agent.opts.command_timeout,
+            timed_out: false,
+            began: Instant::now(),
+        });
+        self.state.line_ended();
+        self.send(&line);
+    }
+
+    /// A fresh prompt: a waiting command can be typed, a command that
+    /// never started (a syntax error) is over.
+    pub(in crate::session) fn on_fresh_prompt(&mut self) {
+        self.agent.interrupting = None;
+        if self.agent.turn.is_none()
+            && let Some(text) = self.agent.oneshot_pending.take()
+        {
+            self.start_turn(&text);
+            return;
+        }
+        if self.agent.turn.is_none() && self.batch.is_some() {
+            self.batch_next();
+            return;
+        }
+        if self.agent.turn.is_none() {
+            if self.agent.view == View::UntilPrompt {
+                // This prompt started while the turn still hid the shell's
+                // output (a slow prompt: themes run programs in precmd), so
+                // its start was not shown: ask for another.
+                self.state.line_ended();
+                self.send(b"\r");
+                return;
+            }
+            if !self.agent.typeahead.is_empty() && self.agent.view == View::Shell {
+                let keys = std::mem::take(&mut self.agent.typeahead);
+                self.on_input(&keys);
+            }
+            return;
+        }
+        self.agent.shell_ready = true;
+        if let Some(r) = self.agent.running.take_if(|r| !r.started) {
+            // The line never ran: report what the shell said about it.
+            let said = ua_context::clean::strip_escapes(&r.before_start);
+            let said: String = said.replace("\r\n", "\n").lines().skip(1).collect::<Vec<_>>().join("\n");
+            let out = self.agent.render.text(&format!("{said}\n"));
+            self.show(&out);
+            let code = self.state.last_exit().unwrap_or(0);
+            let framed = frame_tool_output(Some(code), &said, false);
+            let effects = self.turn_input(|t| t.command_done(code, framed));
+            self.apply(effects);
+            return;
+        }
+        if let Some(p) = self.agent.waiting_run.take() {
+            self.run_command(p);
+        }
+    }
+
+    /// Shell output while the agent routes it.
+    pub(in crate::session) fn on_output_in_turn(&mut self, bytes: &[u8]) {
+        let mut events = std::mem::take(&mut self.events_at);
+        self.scanner.feed_at(bytes, |end, e| events.push((end, e)));
+        let mut pos = 0;
+        for (end, e) in events.drain(..) {
+            // Up to the end of the marker: in plain output (a file or pipe,
+            // `ssh host '# …'`) `route` strips it with every other escape.
+            self.route(&bytes[pos..end]);
+            pos = end;
+            self.on_marker(&e);
+        }
+        self.events_at = events;
+        self.route(&bytes[pos..]);
+    }
+
+    pub(super) fn route(&mut self, bytes: &[u8]) {
+        if bytes.is_empty() {
+            return;
+        }
+        match self.agent.view {
+            View::Shell => {
+                self.write_out(bytes);
+                self.tail.feed(bytes);
+                self.recorder.shown(bytes, true);
+            }
+            View::Command => {
+                self.recorder.shown(bytes, false);
+                if let Some(r) = self.agent.running.as_mut() {
+                    r.capture.push(bytes);
+                }
+                if self.agent.plain_output {
+                    // A file or pipe gets text: no escape sequence (colours,
+                    // the shell's own markers), no carriage returns.
+                    self.agent.plain_text.feed(bytes);
+                    let text = self.agent.plain_text.drain().replace(['\r', '\x08'], "");
+                    self.write_out(text.as_bytes());
+                } else {
+                    self.write_out(bytes);
+                }
+            }
+            View::Hidden | View::UntilPrompt => {
+                if let Some(r) = self.agent.running.as_mut().filter(|r| !r.started && r.before_start.len() < 64 * 1024)
+                {
+                    r.before_start.extend_from_slice(bytes);
+                }
+            }
+        }
+    }
+
+    pub(super) fn on_marker(&mut self, e: &ShellEvent) {
+        if self.agent.view == View::Shell {
+            self.recorder.marker(e);
+            if *e == ShellEvent::InputStart {
+                self.input_col = self.tail.column(self.size.0);
+            }
+        }
+        let transition = self.state.apply(e);
+        match transition {
+            Transition::IntegrationConfirmed => {
+                self.integration_deadline = None;
+                self.scripts = None;
+                self.icpt.set_mode(ua_term::intercept::Mode::Markers);
+            }
+            Transition::FreshInput => {
+                self.icpt.fresh_prompt();
+                self.on_fresh_prompt();
+            }
+            Transition::RedrawnInput => self.icpt.redrawn_prompt(),
+            Transition::CommandStarted => {
+                self.icpt.left_prompt();
+                if let Some(i) = self.agent.interrupting.as_mut() {
+                    i.started = true;
+                }
+                if let Some(r) = self.agent.running.as_mut().filter(|r| !r.started) {
+                    r.started = true;
+                    self.agent.view = View::Command;
+                }
+            }
+            Transition::CommandFinished(code) => {
+                if self.agent.view == View::Command {
+                    self.agent.view = View::Hidden;
+                    self.command_finished(code.unwrap_or(0));
+                }
+            }
+            Transition::CwdChanged | Transition::None => {}
+        }
+        if *e == ShellEvent::PromptStart && self.agent.view == View::UntilPrompt {
+            // The turn left the cursor at the start of a line, where the
+            // prompt is drawn now.
+            self.agent.view = View::Shell;
+            self.tail = ua_term::column::LineTail::new();
+        }
+    }
+
+    pub(super) fn command_finished(&mut self, code: i32) {
+        let Some(r) = self.agent.running.take() else { return };
+        self.agent.render.set_line_start(r.capture.ends_line());
+        let out = self.agent.render.hand_over();
+        self.show(&out);
+        let truncated = r.capture.truncated();
+        let mut output = r.capture.text(r.proposal.mode);
+        if r.timed_out {
+            let secs = self.agent.opts.command_timeout.as_secs();
+            output.push_str(&format!("\n[interrupted by unixagent: still running after {secs} s]"));
+        }
+        let framed = frame_tool_output(Some(code), &output, truncated);
+        self.journal(JournalEntry::ToolResult {
+            turn: self.agent.turn_no,
+            tool_use_id: r.proposal.id.clone(),
+            command: r.proposal.command.clone(),
+            exit_code: Some(code),
+            output: framed.clone(),
+            is_error: code != 0,
+            truncated,
+            duration_ms: u64::try_from(r.began.elapsed().as_millis()).unwrap_or(u64::MAX),
+        });
+        self.audit_outcome(code, r.began.elapsed());
+        let status = if r.timed_out {
+            CommandStatus::Timeout
+        } else if code == 0 {
+            CommandStatus::Ok
+        } else {
+            CommandStatus::Failed
+        };
+        let effects = self.turn_input(|t| t.command_ended(code, framed, status));
+        self.apply(effects);
+    }
+
+    pub(in crate::session) fn agent_deadlines(&mut self, now: Instant) {
+        if self.agent.spin_at.is_some_and(|d| d <= now) {
+            let out = self.agent.render.spin();
+            self.show(&out);
+            self.agent.spin_at = Some(now + SPINNER_FRAME);
+        }
+        if let Some(r) = self.agent.running.as_mut().filter(|r| !r.timed_out && r.timeout_at <= now) {
+            r.timed_out = true;
+            // As if the user pressed Ctrl+C: the shell's foreground job
+            // gets SIGINT.
+            self.interrupt_command();
+        }
+        self.watch_interrupt(now);
+    }
+}
