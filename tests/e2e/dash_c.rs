@@ -290,6 +290,42 @@ body = '{"type":"error","error":{"type":"invalid_request_error","message":"somet
     assert!(format!("{stdout}{stderr}").contains("something the server did not like"), "{stdout}{stderr}");
 }
 
+/// zsh prints PROMPT_SP (its end-of-line mark, spaces and `\r \r`)
+/// after every command and before its hooks run: in text for a file or
+/// pipe, and in what the model reads, it is noise and must not show.
+#[test]
+fn zsh_one_shot_output_has_no_prompt_sp_mark() {
+    let home = Home::new();
+    let server = crate::agent::model(
+        r#"
+[[turn]]
+tool_calls = [{ name = "shell", input = { command = "printf no-newline-%s x" } }]
+
+[[turn]]
+text = "all done"
+"#,
+    );
+    let out = Command::new(unixagent())
+        .arg("--shell")
+        .arg(which("zsh"))
+        .args(["-c", "# show me"])
+        .env("HOME", home.path())
+        .current_dir(home.path())
+        .env("ANTHROPIC_BASE_URL", server.base_url())
+        .env("ANTHROPIC_API_KEY", "test-key")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    let line = stdout.lines().find(|l| l.contains("no-newline-x")).unwrap_or_else(|| panic!("{stdout:?}"));
+    assert_eq!(line.trim_start_matches(['$', ' ']), "no-newline-x", "{stdout:?}");
+    assert!(!stdout.contains("   "), "{stdout:?}");
+    let results = crate::agent::tool_results(&crate::agent::messages(&server, 1));
+    assert!(results[0].0.contains("no-newline-x") && !results[0].0.contains("x%"), "{results:?}");
+    assert!(!results[0].0.contains("    "), "{results:?}");
+}
+
 /// fish runs a piped script only once it has read all of it, so nothing
 /// can run between its lines: the instruction is skipped, with the reason,
 /// and the run neither hangs nor loses the shell lines.

@@ -43,6 +43,15 @@ impl Capture {
         }
     }
 
+    /// Removes zsh's PROMPT_SP from the end (see [`prompt_sp`]): the
+    /// shell printed it after the command, before its `133;D`.
+    pub fn drop_prompt_sp(&mut self) {
+        let last = if self.tail.is_empty() { &mut self.head } else { &mut self.tail };
+        if let Some(r) = prompt_sp(last) {
+            last.drain(r);
+        }
+    }
+
     /// Whether the output ends at the start of a line (or there was none),
     /// judged by what a terminal would print of its last few KiB: markers
     /// and other escapes move no cursor forward.
@@ -77,6 +86,48 @@ impl Capture {
         }
         text
     }
+}
+
+/// Where zsh's PROMPT_SP sits at the end of `bytes`, before a final OSC
+/// sequence (our `133;D`, which stays).
+///
+/// Before each prompt, and before `precmd` runs, zsh prints
+/// PROMPT_EOL_MARK (by default a bold inverse `%`, `#` for root), spaces to
+/// the last column and `\r \r`. On a terminal the mark survives only where
+/// output did not end its line; read as text, it is noise after the
+/// command's output. The mark is recognised in its default form; another
+/// mark stays and only the spaces go.
+pub fn prompt_sp(bytes: &[u8]) -> Option<std::ops::Range<usize>> {
+    let mut end = bytes.len();
+    if let Some(osc) = bytes.windows(2).rposition(|w| w == b"\x1b]") {
+        let rest = &bytes[osc + 2..];
+        let closed = rest.ends_with(b"\x07") || rest.ends_with(b"\x1b\\");
+        let inner = &rest[..rest.len().saturating_sub(1)];
+        if closed && !inner[..inner.len().saturating_sub(1)].contains(&0x1b) {
+            end = osc;
+        }
+    }
+    let body = bytes[..end].strip_suffix(b" \r \r")?;
+    let spaces = body.iter().rev().take_while(|&&b| b == b' ').count();
+    let mut start = body.len() - spaces;
+    let before_mark = skip_sgr_back(bytes, start);
+    if before_mark > 0 && matches!(bytes[before_mark - 1], b'%' | b'#') {
+        start = skip_sgr_back(bytes, before_mark - 1);
+    }
+    Some(start..end)
+}
+
+/// Steps back over SGR sequences (`ESC [ … m`) that end at `at`.
+fn skip_sgr_back(bytes: &[u8], mut at: usize) -> usize {
+    while at > 0 && bytes[at - 1] == b'm' {
+        let params = bytes[..at - 1].iter().rev().take_while(|b| b.is_ascii_digit() || **b == b';').count();
+        let csi = at - 1 - params;
+        if csi < 2 || &bytes[csi - 2..csi] != b"\x1b[" {
+            break;
+        }
+        at = csi - 2;
+    }
+    at
 }
 
 #[cfg(test)]
@@ -125,6 +176,47 @@ mod tests {
         assert!(c.ends_line());
         c.push(b"no newline\x1b[0m");
         assert!(!c.ends_line());
+    }
+
+    /// What zsh 5.9 prints after `printf abc` on an 80-column terminal,
+    /// up to and with our `133;D`.
+    fn zsh_after_abc(mark: &str) -> Vec<u8> {
+        let mut b = format!("abc{mark}").into_bytes();
+        b.extend(std::iter::repeat_n(b' ', 79));
+        b.extend_from_slice(b"\r \r\x1b]133;D;0;aid=7\x07");
+        b
+    }
+
+    #[test]
+    fn zsh_prompt_sp_is_dropped_and_the_marker_kept() {
+        for mark in ["\x1b[1m\x1b[7m%\x1b[27m\x1b[1m\x1b[0m", "\x1b[1m\x1b[7m#\x1b[27m\x1b[1m\x1b[0m", "%", ""] {
+            let raw = zsh_after_abc(mark);
+            let r = prompt_sp(&raw).unwrap();
+            let mut kept = raw.clone();
+            kept.drain(r);
+            assert_eq!(kept, b"abc\x1b]133;D;0;aid=7\x07", "{mark:?}");
+        }
+        // Another mark stays; only the spaces go.
+        let mut c = Capture::new(DEFAULT_CAP);
+        c.push(&zsh_after_abc("<EOL>"));
+        c.drop_prompt_sp();
+        assert_eq!(c.text(OutputMode::Full), "abc<EOL>");
+        // At the start of a line zsh prints it too; nothing of it is left.
+        let mut c = Capture::new(DEFAULT_CAP);
+        c.push(b"done\r\n");
+        c.push(&zsh_after_abc("\x1b[1m\x1b[7m%\x1b[27m\x1b[1m\x1b[0m")[3..]);
+        c.drop_prompt_sp();
+        assert!(c.ends_line());
+        assert_eq!(c.text(OutputMode::Final), "done\n");
+    }
+
+    #[test]
+    fn output_without_prompt_sp_is_left_alone() {
+        for raw in [&b"50% \r\x1b]133;D;0\x07"[..], b"abc\r\n\x1b]133;D;0\x07", b"a \r \r \x1b]133;D;0\x07", b""] {
+            assert_eq!(prompt_sp(raw), None, "{raw:?}");
+        }
+        // Without a marker the end of the bytes is the end.
+        assert_eq!(prompt_sp(b"x%  \r \r"), Some(1..7));
     }
 
     #[test]

@@ -477,58 +477,86 @@ impl Session {
         }
     }
 
+    /// Shell output: each stretch up to a marker goes where the agent's
+    /// view says, then the marker takes effect, so what a marker changes
+    /// (a turn starting at a fresh prompt, a command's output beginning)
+    /// applies from the next byte on.
     fn on_output(&mut self, bytes: &[u8]) {
-        if self.agent.active() {
-            self.on_output_in_turn(bytes);
-            return;
-        }
         if let Some(log) = &mut self.startup {
             log.feed(bytes);
-            if self.shell_debug {
-                self.write_out_debug(bytes);
-            } else {
-                self.write_out(bytes);
-            }
-        } else {
-            self.write_out(bytes);
         }
         let mut events = std::mem::take(&mut self.events_at);
         self.scanner.feed_at(bytes, |end, e| events.push((end, e)));
         let mut pos = 0;
         for (end, e) in events.drain(..) {
-            self.recorder.shown(&bytes[pos..end], true);
-            self.tail.feed(&bytes[pos..end]);
+            // Up to the end of the marker: in plain output (a file or pipe,
+            // `ssh host '# …'`) it is stripped with every other escape.
+            self.route(&bytes[pos..end]);
             pos = end;
-            self.recorder.marker(&e);
-            if e == ShellEvent::InputStart {
-                self.input_col = self.tail.column(self.size.0);
-            }
-            match self.state.apply(&e) {
-                Transition::IntegrationConfirmed => {
-                    self.integration_deadline = None;
-                    // The shell has read its startup files: the scripts are
-                    // no longer needed on disk.
-                    self.scripts = None;
-                    self.startup = None;
-                    self.icpt.set_mode(Mode::Markers);
-                }
-                Transition::FreshInput => {
-                    self.icpt.fresh_prompt();
-                    self.on_fresh_prompt();
-                }
-                Transition::RedrawnInput => self.icpt.redrawn_prompt(),
-                Transition::CommandStarted => self.icpt.left_prompt(),
-                Transition::CommandFinished(_) | Transition::CwdChanged | Transition::None => {}
-            }
+            self.on_marker(&e);
         }
         self.events_at = events;
-        self.recorder.shown(&bytes[pos..], true);
-        self.tail.feed(&bytes[pos..]);
+        self.route(&bytes[pos..]);
+        if self.agent.active() {
+            return;
+        }
         if self.icpt.editing() {
             self.editor_redraw();
         }
         if self.icpt.mode() == Mode::Heuristic && !self.icpt.at_prompt() {
             self.quiet_deadline = Some(Instant::now() + heuristic::QUIET);
+        }
+    }
+
+    fn route(&mut self, bytes: &[u8]) {
+        if bytes.is_empty() {
+            return;
+        }
+        if self.agent.active() {
+            self.route_in_turn(bytes);
+            return;
+        }
+        if self.startup.is_some() && self.shell_debug {
+            self.write_out_debug(bytes);
+        } else {
+            self.write_out(bytes);
+        }
+        self.recorder.shown(bytes, true);
+        self.tail.feed(bytes);
+    }
+
+    /// The one place a shell marker takes effect, whether or not a turn
+    /// is running.
+    fn on_marker(&mut self, e: &ShellEvent) {
+        if !self.agent.active() {
+            self.recorder.marker(e);
+            if *e == ShellEvent::InputStart {
+                self.input_col = self.tail.column(self.size.0);
+            }
+        }
+        match self.state.apply(e) {
+            Transition::IntegrationConfirmed => {
+                self.integration_deadline = None;
+                // The shell has read its startup files: the scripts are
+                // no longer needed on disk.
+                self.scripts = None;
+                self.startup = None;
+                self.icpt.set_mode(Mode::Markers);
+            }
+            Transition::FreshInput => {
+                self.icpt.fresh_prompt();
+                self.on_fresh_prompt();
+            }
+            Transition::RedrawnInput => self.icpt.redrawn_prompt(),
+            Transition::CommandStarted => {
+                self.icpt.left_prompt();
+                self.agent_command_started();
+            }
+            Transition::CommandFinished(code) => self.agent_command_ended(code),
+            Transition::CwdChanged | Transition::None => {}
+        }
+        if *e == ShellEvent::PromptStart {
+            self.agent_prompt_started();
         }
     }
 

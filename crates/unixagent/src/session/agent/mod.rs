@@ -41,8 +41,6 @@ use ua_protocol::journal::{DecisionOutcome, JournalEntry, TurnEndReason};
 use ua_protocol::tool::shell_tool;
 use ua_store::journal::Journal;
 use ua_term::keys::{Key, KeyDecoder};
-use ua_term::osc::ShellEvent;
-use ua_term::state::Transition;
 
 use super::{AgentOptions, Session};
 use crate::agent::ConfirmMode;
@@ -57,6 +55,10 @@ use crate::agent::turn::{Answer, Effect, End, Outcome, Proposal, Turn, Verdict};
 use ua_policy::gate::Request as PolicyRequest;
 use ua_policy::grants::{Grant, Grants};
 use ua_protocol::agent::{AgentEvent, CommandStatus, GateDecision};
+
+/// Command output bound for a file or pipe is held until its line ends,
+/// or until this much has come without one.
+const PLAIN_LINE_MAX: usize = 64 * 1024;
 
 /// Two Ctrl+C within this long end the turn at once.
 const DOUBLE_INTERRUPT: Duration = Duration::from_secs(1);
@@ -133,6 +135,9 @@ pub(super) struct AgentSide {
     pub(super) plain_output: bool,
     /// Command output on its way to a file or pipe, escapes removed.
     plain_text: ua_context::clean::TerminalText,
+    /// The last, unfinished line of command output bound for a file or
+    /// pipe (see `route_in_turn`).
+    plain_held: Vec<u8>,
     provider: Option<Arc<Fallback>>,
     pub(super) building: Option<oneshot::Receiver<Result<Built, String>>>,
     pub(super) editing: Option<oneshot::Receiver<Result<String, String>>>,
@@ -149,6 +154,9 @@ pub(super) struct AgentSide {
     shell_ready: bool,
     waiting_run: Option<Proposal>,
     running: Option<Running>,
+    /// Effects waiting to be carried out (see `apply`).
+    effects: std::collections::VecDeque<Effect>,
+    applying: bool,
     /// The question on screen, while the agent waits for the person.
     asking: Option<Question>,
     /// The proposal (id, command) whose line is on screen.
@@ -238,6 +246,7 @@ impl AgentSide {
             can_ask: stdin_tty,
             plain_output: oneshot.is_some() && !out_tty,
             plain_text: ua_context::clean::TerminalText::default(),
+            plain_held: Vec::new(),
             oneshot: oneshot.is_some(),
             oneshot_pending: oneshot,
             provider: None,
@@ -254,6 +263,8 @@ impl AgentSide {
             shell_ready: false,
             waiting_run: None,
             running: None,
+            effects: std::collections::VecDeque::new(),
+            applying: false,
             asking: None,
             shown: None,
             asked: None,
@@ -474,33 +485,30 @@ impl Session {
         std::fs::read_link(link).map(|p| p.display().to_string()).unwrap_or_else(|_| "unknown".into())
     }
 
-    /// Carries out a turn's effects, and the effects those lead to.
+    /// Carries out a turn's effects, and the effects those lead to, in
+    /// order. Carrying one out can yield more (a run that fails at once
+    /// ends the command, which may end the turn): those join the queue,
+    /// and the outermost call works through it, so effects never nest.
     fn apply(&mut self, effects: Vec<Effect>) {
-        let mut queue: std::collections::VecDeque<Effect> = effects.into();
-        while let Some(effect) = queue.pop_front() {
-            let more = match effect {
-                Effect::Call => {
-                    self.call();
-                    Vec::new()
-                }
-                Effect::Text(text) => {
-                    self.emit(AgentEvent::Text { text });
-                    Vec::new()
-                }
-                Effect::Thinking(text) => {
-                    self.emit(AgentEvent::Thinking { text });
-                    Vec::new()
-                }
+        self.agent.effects.extend(effects);
+        if self.agent.applying {
+            return;
+        }
+        self.agent.applying = true;
+        while let Some(effect) = self.agent.effects.pop_front() {
+            match effect {
+                Effect::Call => self.call(),
+                Effect::Text(text) => self.emit(AgentEvent::Text { text }),
+                Effect::Thinking(text) => self.emit(AgentEvent::Thinking { text }),
                 Effect::Gate(p) => {
                     self.show_plan();
                     self.start_gate(p);
-                    Vec::new()
                 }
-                Effect::Ask(p, v) => self.ask(&p, &v),
-                Effect::Notice(text) => {
-                    self.notice(text);
-                    Vec::new()
+                Effect::Ask(p, v) => {
+                    let more = self.ask(&p, &v);
+                    self.agent.effects.extend(more);
                 }
+                Effect::Notice(text) => self.notice(text),
                 Effect::Run(p, v) => {
                     self.agent.asking = None;
                     if self.agent.shown.take() != Some((p.id.clone(), p.command.clone())) {
@@ -508,16 +516,12 @@ impl Session {
                         self.emit(events::command(&p, &v, GateDecision::Allow, rule));
                     }
                     self.run_command(p);
-                    Vec::new()
                 }
-                Effect::Done(end) => {
-                    self.end_turn(end);
-                    Vec::new()
-                }
-            };
-            queue.extend(more);
+                Effect::Done(end) => self.end_turn(end),
+            }
+            self.emit_settled();
         }
-        self.emit_settled();
+        self.agent.applying = false;
     }
 
     /// Reports the results the turn settled since the last time.
@@ -736,6 +740,8 @@ impl Session {
             // cursor mid-line.
             self.agent.render.set_line_start(r.capture.ends_line());
         }
+        let held = std::mem::take(&mut self.agent.plain_held);
+        self.write_plain(&held);
         self.emit_settled();
         let Some(turn) = self.agent.turn.take() else { return };
         match &end {

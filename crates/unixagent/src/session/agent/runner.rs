@@ -138,43 +138,29 @@ impl Session {
         }
     }
 
-    /// Shell output while the agent routes it.
-    pub(in crate::session) fn on_output_in_turn(&mut self, bytes: &[u8]) {
-        let mut events = std::mem::take(&mut self.events_at);
-        self.scanner.feed_at(bytes, |end, e| events.push((end, e)));
-        let mut pos = 0;
-        for (end, e) in events.drain(..) {
-            // Up to the end of the marker: in plain output (a file or pipe,
-            // `ssh host '# …'`) `route` strips it with every other escape.
-            self.route(&bytes[pos..end]);
-            pos = end;
-            self.on_marker(&e);
-        }
-        self.events_at = events;
-        self.route(&bytes[pos..]);
-    }
-
-    pub(super) fn route(&mut self, bytes: &[u8]) {
-        if bytes.is_empty() {
-            return;
-        }
+    /// Shell output while a turn routes it (the agent's view is not
+    /// [`View::Shell`]): shown and captured, or held back.
+    pub(in crate::session) fn route_in_turn(&mut self, bytes: &[u8]) {
         match self.agent.view {
-            View::Shell => {
-                self.write_out(bytes);
-                self.tail.feed(bytes);
-                self.recorder.shown(bytes, true);
-            }
+            View::Shell => {}
             View::Command => {
                 self.recorder.shown(bytes, false);
                 if let Some(r) = self.agent.running.as_mut() {
                     r.capture.push(bytes);
                 }
                 if self.agent.plain_output {
-                    // A file or pipe gets text: no escape sequence (colours,
-                    // the shell's own markers), no carriage returns.
-                    self.agent.plain_text.feed(bytes);
-                    let text = self.agent.plain_text.drain().replace(['\r', '\x08'], "");
-                    self.write_out(text.as_bytes());
+                    // A file or pipe gets text a line at a time: the end of
+                    // the last line may be the shell's PROMPT_SP, which
+                    // only the command's end tells apart.
+                    self.agent.plain_held.extend_from_slice(bytes);
+                    let held = &self.agent.plain_held;
+                    let upto = match held.iter().rposition(|&b| b == b'\n') {
+                        Some(nl) => nl + 1,
+                        None if held.len() > PLAIN_LINE_MAX => held.len(),
+                        None => 0,
+                    };
+                    let line: Vec<u8> = self.agent.plain_held.drain(..upto).collect();
+                    self.write_plain(&line);
                 } else {
                     self.write_out(bytes);
                 }
@@ -188,44 +174,48 @@ impl Session {
         }
     }
 
-    pub(super) fn on_marker(&mut self, e: &ShellEvent) {
-        if self.agent.view == View::Shell {
-            self.recorder.marker(e);
-            if *e == ShellEvent::InputStart {
-                self.input_col = self.tail.column(self.size.0);
-            }
+    /// The shell started a command line (`133;C`): the agent's, if one
+    /// waits for it.
+    pub(in crate::session) fn agent_command_started(&mut self) {
+        if let Some(i) = self.agent.interrupting.as_mut() {
+            i.started = true;
         }
-        let transition = self.state.apply(e);
-        match transition {
-            Transition::IntegrationConfirmed => {
-                self.integration_deadline = None;
-                self.scripts = None;
-                self.icpt.set_mode(ua_term::intercept::Mode::Markers);
-            }
-            Transition::FreshInput => {
-                self.icpt.fresh_prompt();
-                self.on_fresh_prompt();
-            }
-            Transition::RedrawnInput => self.icpt.redrawn_prompt(),
-            Transition::CommandStarted => {
-                self.icpt.left_prompt();
-                if let Some(i) = self.agent.interrupting.as_mut() {
-                    i.started = true;
-                }
-                if let Some(r) = self.agent.running.as_mut().filter(|r| !r.started) {
-                    r.started = true;
-                    self.agent.view = View::Command;
-                }
-            }
-            Transition::CommandFinished(code) => {
-                if self.agent.view == View::Command {
-                    self.agent.view = View::Hidden;
-                    self.command_finished(code.unwrap_or(0));
-                }
-            }
-            Transition::CwdChanged | Transition::None => {}
+        if let Some(r) = self.agent.running.as_mut().filter(|r| !r.started) {
+            r.started = true;
+            self.agent.view = View::Command;
         }
-        if *e == ShellEvent::PromptStart && self.agent.view == View::UntilPrompt {
+    }
+
+    /// The shell finished a command line (`133;D`).
+    pub(in crate::session) fn agent_command_ended(&mut self, code: Option<i32>) {
+        if self.agent.view == View::Command {
+            self.agent.view = View::Hidden;
+            let mut held = std::mem::take(&mut self.agent.plain_held);
+            if let Some(r) = crate::agent::capture::prompt_sp(&held) {
+                held.drain(r);
+            }
+            self.write_plain(&held);
+            if let Some(r) = self.agent.running.as_mut() {
+                r.capture.drop_prompt_sp();
+            }
+            self.command_finished(code.unwrap_or(0));
+        }
+    }
+
+    /// Command output to a file or pipe: text, with no escape sequence
+    /// (colours, the shell's own markers) and no carriage returns.
+    pub(super) fn write_plain(&mut self, bytes: &[u8]) {
+        if bytes.is_empty() {
+            return;
+        }
+        self.agent.plain_text.feed(bytes);
+        let text = self.agent.plain_text.drain().replace(['\r', '\x08'], "");
+        self.write_out(text.as_bytes());
+    }
+
+    /// The shell started drawing a prompt (`133;A`).
+    pub(in crate::session) fn agent_prompt_started(&mut self) {
+        if self.agent.view == View::UntilPrompt {
             // The turn left the cursor at the start of a line, where the
             // prompt is drawn now.
             self.agent.view = View::Shell;
