@@ -1,0 +1,22 @@
+//! The kernel sandbox for agent commands.
+//!
+//! Every other safety layer decides whether a command is typed; this one
+//! holds when a command that got past them does something it should not.
+//! The same [`Rules`] drive every enforcement:
+//!
+//! - [`rules`]: what is enforced (reads hidden, where writes go, what
+//!   is never written, which hosts the network reaches), each rule with
+//!   where it came from. Pure values; the caller compiles them from the
+//!   policy.
+//! - [`proxy`]: the allowlisting HTTP/HTTPS proxy, the only way out to the
+//!   network for a sandboxed process.
+//! - [`seatbelt`]: the rules as a macOS Seatbelt (SBPL) profile, a pure
+//!   function.
+//!
+//! This crate depends on no other unixagent crate.
+
+pub mod proxy;
+pub mod rules;
+pub mod seatbelt;
+
+pub use rules::{HostPattern, HostRule, Mode, PathRule, Rules};

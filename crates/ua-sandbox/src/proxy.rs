@@ -1,0 +1,1 @@
+//! The allowlisting HTTP/HTTPS proxy (to be written).

@@ -1,0 +1,321 @@
+//! What the sandbox enforces, as plain values.
+//!
+//! Each rule carries its `source` (`default`, `policy.toml
+//! [approval.network] allow_hosts`, `cedar: forbid …`) so `unixagent
+//! sandbox status` can say why it is there.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+/// A path the sandbox treats specially, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PathRule {
+    pub path: PathBuf,
+    pub source: String,
+}
+
+impl PathRule {
+    pub fn new(path: impl Into<PathBuf>, source: impl Into<String>) -> Self {
+        Self { path: path.into(), source: source.into() }
+    }
+}
+
+/// A host the proxy lets through, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct HostRule {
+    pub host: HostPattern,
+    pub source: String,
+}
+
+/// A host in an allowlist.
+///
+/// `*.example.com` matches subdomains of example.com only (not the name
+/// itself); any other entry matches exactly, ignoring case and a trailing
+/// dot. Without `:port`, any port.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum HostPattern {
+    Exact { name: String, port: Option<u16> },
+    Subdomains { suffix: String, port: Option<u16> },
+}
+
+impl HostPattern {
+    /// Reads `host`, `host:port`, `*.domain`, `*.domain:port`, an IPv4
+    /// literal, or an IPv6 literal in brackets (`[::1]`, `[::1]:8080`).
+    pub fn parse(entry: &str) -> Result<Self, String> {
+        let entry = entry.trim();
+        let bad = |why: &str| format!("{entry:?} is not a host name: {why}");
+        let (host, port) = split_port(entry).map_err(|why| bad(&why))?;
+        let host = host.trim_end_matches('.').to_ascii_lowercase();
+        if let Some(suffix) = host.strip_prefix("*.") {
+            if suffix.is_empty() || suffix.contains('*') {
+                return Err(bad("a wildcard is written *.example.com"));
+            }
+            return Ok(Self::Subdomains { suffix: suffix.to_string(), port });
+        }
+        if host.is_empty() || host.contains('*') || host.contains('/') {
+            return Err(bad("write a name (api.example.com), a wildcard (*.example.com) or an address"));
+        }
+        Ok(Self::Exact { name: host, port })
+    }
+
+    /// Whether `host` (as a client asked for it) on `port` matches.
+    pub fn matches(&self, host: &str, port: u16) -> bool {
+        let host = host.trim_end_matches('.').to_ascii_lowercase();
+        let host = host.trim_start_matches('[').trim_end_matches(']');
+        let (ok, want) = match self {
+            Self::Exact { name, port } => (name.trim_start_matches('[').trim_end_matches(']') == host, port),
+            Self::Subdomains { suffix, port } => (
+                host.len() > suffix.len() + 1
+                    && host.ends_with(suffix.as_str())
+                    && host[..host.len() - suffix.len()].ends_with('.'),
+                port,
+            ),
+        };
+        ok && want.is_none_or(|p| p == port)
+    }
+
+    /// Whether this entry names one host exactly (not a wildcard).
+    pub fn is_exact(&self) -> bool {
+        matches!(self, Self::Exact { .. })
+    }
+}
+
+impl std::fmt::Display for HostPattern {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (host, port) = match self {
+            Self::Exact { name, port } => (name.clone(), port),
+            Self::Subdomains { suffix, port } => (format!("*.{suffix}"), port),
+        };
+        match port {
+            Some(p) => write!(f, "{host}:{p}"),
+            None => f.write_str(&host),
+        }
+    }
+}
+
+/// `host[:port]`, with IPv6 literals in brackets.
+fn split_port(entry: &str) -> Result<(&str, Option<u16>), String> {
+    let (host, port) = if let Some(rest) = entry.strip_prefix('[') {
+        let Some(end) = rest.find(']') else { return Err("an IPv6 address needs its closing ]".into()) };
+        let after = &rest[end + 1..];
+        let port = match after.strip_prefix(':') {
+            Some(p) => Some(p),
+            None if after.is_empty() => None,
+            None => return Err("unexpected text after ]".into()),
+        };
+        (&entry[..end + 2], port)
+    } else if entry.matches(':').count() > 1 {
+        return Err("an IPv6 address is written in brackets, as [::1]".into());
+    } else {
+        match entry.split_once(':') {
+            Some((h, p)) => (h, Some(p)),
+            None => (entry, None),
+        }
+    };
+    let port = match port {
+        Some(p) => Some(p.parse::<u16>().map_err(|_| format!("{p:?} is not a port"))?),
+        None => None,
+    };
+    Ok((host, port))
+}
+
+/// What happens when the kernel cannot enforce what the rules ask for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Mode {
+    /// Commands do not run (the default).
+    #[default]
+    Enforce,
+    /// Commands run with what can be enforced, and that is reported.
+    BestEffort,
+}
+
+/// Everything the sandbox enforces.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+pub struct Rules {
+    /// Hidden from reads (and so from writes): credential stores, other
+    /// sessions' journals, the audit log.
+    pub read_deny: Vec<PathRule>,
+    /// Where writes may go.
+    pub write_roots: Vec<PathRule>,
+    /// Never written, even inside a write root, and not renamed or
+    /// replaced (nor any directory above it inside the root).
+    pub write_protect: Vec<PathRule>,
+    /// Hosts the proxy lets through; empty means no network at all.
+    pub allow_hosts: Vec<HostRule>,
+    pub mode: Mode,
+}
+
+/// The places the default rules are made of.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Places {
+    pub home: PathBuf,
+    /// The working directory commands start in.
+    pub cwd: PathBuf,
+    /// `/tmp` and `$TMPDIR`.
+    pub temp: Vec<PathBuf>,
+    /// unixagent's configuration directory (config, policy, hooks).
+    pub config_dir: PathBuf,
+    /// unixagent's data directory (journals, audit log).
+    pub data_dir: PathBuf,
+    /// This session's own journal, which stays readable.
+    pub journal: Option<PathBuf>,
+}
+
+/// Credential stores and secrets, relative to the home directory.
+pub const SECRETS: &[&str] = &[
+    ".ssh",
+    ".gnupg",
+    ".aws",
+    ".config/gcloud",
+    ".azure",
+    ".kube",
+    ".docker/config.json",
+    ".netrc",
+    ".git-credentials",
+    ".password-store",
+    ".local/share/keyrings",
+    ".pki",
+    ".bash_history",
+    ".zsh_history",
+    ".histfile",
+    ".local/share/fish/fish_history",
+    ".python_history",
+    ".psql_history",
+    ".mysql_history",
+    ".sqlite_history",
+    ".node_repl_history",
+    ".lesshst",
+];
+
+/// Shell start-up files, relative to the home directory: never written.
+pub const STARTUP_FILES: &[&str] = &[
+    ".bashrc",
+    ".bash_profile",
+    ".bash_login",
+    ".bash_logout",
+    ".profile",
+    ".zshrc",
+    ".zshenv",
+    ".zprofile",
+    ".zlogin",
+    ".zlogout",
+    ".config/fish/config.fish",
+    ".config/fish/conf.d",
+    ".config/fish/functions",
+    ".inputrc",
+    ".ssh/rc",
+    ".config/environment.d",
+];
+
+impl Rules {
+    /// The defaults: reads everywhere but secrets and unixagent's data;
+    /// writes in the working tree and the temporary directories; never to
+    /// shell start-up files, unixagent's own files or a repository's hooks
+    /// and config; no network.
+    pub fn defaults(p: &Places) -> Self {
+        let home = |rel: &str| p.home.join(rel);
+        let mut r = Rules::default();
+        for s in SECRETS {
+            r.read_deny.push(PathRule::new(home(s), "default: credentials and secrets"));
+        }
+        r.read_deny.push(PathRule::new(p.data_dir.clone(), "default: unixagent's journals and audit log"));
+        r.write_roots.push(PathRule::new(p.cwd.clone(), "default: the working directory"));
+        for t in &p.temp {
+            r.write_roots.push(PathRule::new(t.clone(), "default: temporary files"));
+        }
+        for s in STARTUP_FILES {
+            r.write_protect.push(PathRule::new(home(s), "default: shell start-up files"));
+        }
+        r.write_protect.push(PathRule::new(p.config_dir.clone(), "default: unixagent's config, policy and hooks"));
+        r.write_protect.push(PathRule::new(p.data_dir.clone(), "default: unixagent's journals and audit log"));
+        for repo in repositories_of(&p.cwd) {
+            r.write_protect.push(PathRule::new(repo.join(".git/hooks"), "default: a repository's hooks"));
+            r.write_protect.push(PathRule::new(repo.join(".git/config"), "default: a repository's config"));
+        }
+        r.dedup();
+        r
+    }
+
+    /// Drops repeated paths and hosts, keeping the first of each.
+    pub fn dedup(&mut self) {
+        for list in [&mut self.read_deny, &mut self.write_roots, &mut self.write_protect] {
+            let mut seen = std::collections::HashSet::new();
+            list.retain(|r| seen.insert(r.path.clone()));
+        }
+        let mut seen = std::collections::HashSet::new();
+        self.allow_hosts.retain(|h| seen.insert(h.host.clone().to_string()));
+    }
+
+    /// Whether any network is allowed.
+    pub fn network(&self) -> bool {
+        !self.allow_hosts.is_empty()
+    }
+}
+
+/// The repository holding `dir` (its work tree root, found by walking up
+/// to a `.git` directory), if any.
+fn repositories_of(dir: &Path) -> Vec<PathBuf> {
+    dir.ancestors().find(|d| d.join(".git").is_dir()).map(Path::to_path_buf).into_iter().collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn host(s: &str) -> HostPattern {
+        HostPattern::parse(s).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn exact_names_match_exactly_on_any_port_unless_one_is_given() {
+        let h = host("API.example.com.");
+        assert!(h.matches("api.example.com", 443) && h.matches("Api.Example.Com.", 80));
+        assert!(!h.matches("x.api.example.com", 443) && !h.matches("example.com", 443));
+        let h = host("api.example.com:8443");
+        assert!(h.matches("api.example.com", 8443) && !h.matches("api.example.com", 443));
+    }
+
+    #[test]
+    fn wildcards_match_subdomains_only() {
+        let h = host("*.example.com");
+        assert!(h.matches("a.example.com", 443) && h.matches("a.b.example.com", 1));
+        assert!(!h.matches("example.com", 443) && !h.matches("badexample.com", 443) && !h.matches("com", 443));
+        assert!(!host("*.example.com:443").matches("a.example.com", 80));
+    }
+
+    #[test]
+    fn addresses_are_written_plainly_or_in_brackets() {
+        assert!(host("127.0.0.1").matches("127.0.0.1", 80));
+        assert!(host("[::1]:8080").matches("[::1]", 8080) && host("[::1]").matches("::1", 1));
+        for bad in ["", "*", "*.", "a.*.com", "::1", "[::1", "host:port", "host:70000", "http://x"] {
+            assert!(HostPattern::parse(bad).is_err(), "{bad:?}");
+        }
+        assert_eq!(host("*.Example.com:443").to_string(), "*.example.com:443");
+    }
+
+    #[test]
+    fn defaults_cover_secrets_startup_files_and_the_repository() {
+        let dir = std::env::temp_dir().join(format!("ua-sandbox-rules-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("repo/.git")).unwrap();
+        std::fs::create_dir_all(dir.join("repo/src")).unwrap();
+        let p = Places {
+            home: dir.clone(),
+            cwd: dir.join("repo/src"),
+            temp: vec!["/tmp".into()],
+            config_dir: dir.join(".config/unixagent"),
+            data_dir: dir.join(".local/share/unixagent"),
+            journal: None,
+        };
+        let r = Rules::defaults(&p);
+        let has = |list: &[PathRule], path: PathBuf| list.iter().any(|r| r.path == path);
+        assert!(has(&r.read_deny, dir.join(".ssh")) && has(&r.read_deny, p.data_dir.clone()));
+        assert!(has(&r.write_roots, p.cwd.clone()) && has(&r.write_roots, "/tmp".into()));
+        assert!(has(&r.write_protect, dir.join(".bashrc")) && has(&r.write_protect, dir.join("repo/.git/hooks")));
+        assert!(has(&r.write_protect, dir.join("repo/.git/config")) && has(&r.write_protect, p.config_dir.clone()));
+        assert!(!r.network());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

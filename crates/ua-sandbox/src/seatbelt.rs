@@ -1,0 +1,1 @@
+//! The rules as a macOS Seatbelt profile (to be written).
