@@ -28,6 +28,7 @@ mod nested;
 mod paging;
 mod proxy;
 mod remote;
+mod sandbox;
 mod servers;
 mod shells;
 mod sshd;

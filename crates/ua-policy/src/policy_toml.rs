@@ -167,6 +167,46 @@ pub struct Translated {
     pub modes: Modes,
 }
 
+/// What the kernel sandbox takes from a policy.toml: the directories its
+/// globs name, as plain absolute paths (a glob's fixed part: `~/src/**`
+/// is `~/src`), and the hosts. `$CWD` globs are left out (the working
+/// directory is always a write root).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SandboxTerms {
+    /// `[approval.filesystem] write`.
+    pub write: Vec<String>,
+    /// `[approval.filesystem] deny`: neither read nor written.
+    pub deny: Vec<String>,
+    /// `[approval.network] allow_hosts`.
+    pub allow_hosts: Vec<String>,
+}
+
+/// Reads the sandbox's part of a policy.toml (see [`SandboxTerms`]).
+pub fn sandbox_terms(path: &Path, text: &str, home: &str) -> Result<SandboxTerms, PolicyError> {
+    let err = |message: String| PolicyError::Toml { path: path.to_path_buf(), message };
+    let doc: PolicyToml = toml::from_str(text).map_err(|e| err(e.to_string().trim().replace('\n', " ")))?;
+    let fs = &doc.approval.filesystem;
+    let home = home.trim_end_matches('/');
+    let fixed = |g: &String| -> Option<String> {
+        let g = g.trim();
+        let abs = if let Some(rest) = g.strip_prefix("$HOME").or_else(|| g.strip_prefix('~')) {
+            format!("{home}{rest}")
+        } else if g.starts_with('/') {
+            g.to_string()
+        } else {
+            return None;
+        };
+        let cut = abs.find('*').map_or(abs.as_str(), |i| abs[..i].rsplit_once('/').map_or("/", |(d, _)| d));
+        let cut = cut.trim_end_matches('/');
+        Some(if cut.is_empty() { "/".into() } else { cut.to_string() })
+    };
+    Ok(SandboxTerms {
+        write: fs.write.iter().filter_map(fixed).collect(),
+        deny: fs.deny.iter().filter_map(fixed).collect(),
+        allow_hosts: doc.approval.network.allow_hosts.clone(),
+    })
+}
+
 /// Translates the text of a policy.toml. `home` expands `$HOME` and `~`.
 pub fn translate(path: &Path, text: &str, home: &str) -> Result<Translated, PolicyError> {
     let err = |message: String| PolicyError::Toml { path: path.to_path_buf(), message };
@@ -367,6 +407,22 @@ fn path_glob(g: &str, home: &str) -> Result<Match, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sandbox_terms_are_the_fixed_part_of_each_glob() {
+        let text = r#"
+[approval.filesystem]
+write = ["~/src/**", "/srv/data/*.csv", "$CWD/**", "/"]
+deny = ["~/secret", "/etc/shadow"]
+[approval.network]
+allow_hosts = ["api.github.com", "*.corp"]
+"#;
+        let t = sandbox_terms(Path::new("policy.toml"), text, "/home/u/").unwrap();
+        assert_eq!(t.write, vec!["/home/u/src", "/srv/data", "/"]);
+        assert_eq!(t.deny, vec!["/home/u/secret", "/etc/shadow"]);
+        assert_eq!(t.allow_hosts, vec!["api.github.com", "*.corp"]);
+        assert!(sandbox_terms(Path::new("p"), "[approval.network]\nallow_hosts = 1", "/h").is_err());
+    }
 
     fn tr(text: &str) -> Translated {
         translate(Path::new("policy.toml"), text, "/home/u").unwrap()

@@ -10,11 +10,15 @@
 //!   policy.
 //! - [`proxy`]: the allowlisting HTTP/HTTPS proxy, the only way out to the
 //!   network for a sandboxed process.
+//! - `linux`: Landlock, seccomp and namespaces, applied in a launcher
+//!   that then runs the sandboxed program.
 //! - [`seatbelt`]: the rules as a macOS Seatbelt (SBPL) profile, a pure
 //!   function.
 //!
 //! This crate depends on no other unixagent crate.
 
+#[cfg(target_os = "linux")]
+pub mod linux;
 pub mod proxy;
 pub mod rules;
 pub mod seatbelt;

@@ -6,10 +6,10 @@
 
 use std::path::{Path, PathBuf};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// A path the sandbox treats specially, and why.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PathRule {
     pub path: PathBuf,
     pub source: String,
@@ -22,7 +22,7 @@ impl PathRule {
 }
 
 /// A host the proxy lets through, and why.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HostRule {
     pub host: HostPattern,
     pub source: String,
@@ -33,7 +33,7 @@ pub struct HostRule {
 /// `*.example.com` matches subdomains of example.com only (not the name
 /// itself); any other entry matches exactly, ignoring case and a trailing
 /// dot. Without `:port`, any port.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum HostPattern {
     Exact { name: String, port: Option<u16> },
@@ -122,7 +122,7 @@ fn split_port(entry: &str) -> Result<(&str, Option<u16>), String> {
 }
 
 /// What happens when the kernel cannot enforce what the rules ask for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Mode {
     /// Commands do not run (the default).
@@ -133,7 +133,7 @@ pub enum Mode {
 }
 
 /// Everything the sandbox enforces.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct Rules {
     /// Hidden from reads (and so from writes): credential stores, other
     /// sessions' journals, the audit log.

@@ -51,6 +51,11 @@ pub struct Cli {
     #[arg(long, value_name = "PATH")]
     pub policy: Option<PathBuf>,
 
+    /// Start the interactive shell itself inside the kernel sandbox (your
+    /// own commands too); also `sandbox.interactive = true` in the config.
+    #[arg(long)]
+    pub sandbox: bool,
+
     /// Print the trace id of this session.
     #[arg(long)]
     pub trace: bool,
@@ -76,6 +81,26 @@ pub enum Sub {
     Policy {
         #[command(subcommand)]
         action: PolicyAction,
+    },
+    /// The kernel sandbox: `sandbox status`, or `sandbox -- COMMAND [ARGS…]`
+    /// to run COMMAND under exactly the sandbox agent commands get here.
+    Sandbox {
+        #[command(subcommand)]
+        action: Option<SandboxAction>,
+        /// The command to run sandboxed, after `--`.
+        #[arg(last = true, value_name = "COMMAND")]
+        command: Vec<OsString>,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SandboxAction {
+    /// What the kernel supports, what the policy compiles to, and which
+    /// enforcement is in force.
+    Status {
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
     },
 }
 
@@ -134,6 +159,14 @@ mod tests {
     fn policy_subcommands() {
         let c = parse(&["unixagent", "policy", "explain", "--json", "rm -rf /"]);
         assert!(matches!(c.sub, Some(Sub::Policy { action: PolicyAction::Explain { json: true, .. } })));
+    }
+
+    #[test]
+    fn sandbox_subcommands() {
+        let c = parse(&["unixagent", "sandbox", "--", "ls", "-l"]);
+        assert!(matches!(&c.sub, Some(Sub::Sandbox { action: None, command }) if command == &["ls", "-l"]));
+        let c = parse(&["unixagent", "sandbox", "status", "--json"]);
+        assert!(matches!(c.sub, Some(Sub::Sandbox { action: Some(SandboxAction::Status { json: true }), .. })));
     }
 
     #[test]

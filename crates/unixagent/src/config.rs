@@ -23,8 +23,19 @@ pub struct Config {
     pub policy: Option<toml::Table>,
     pub judge: crate::agent::gate::JudgeSettings,
     pub journal: Option<toml::Table>,
-    pub sandbox: Option<toml::Table>,
+    pub sandbox: SandboxConfig,
     pub batch: BatchConfig,
+}
+
+/// The kernel sandbox for agent commands.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct SandboxConfig {
+    /// `enforce` (what cannot be enforced stops agent commands) or
+    /// `best-effort` (they run with what can be, and that is reported).
+    pub mode: Option<String>,
+    /// Start the interactive shell itself sandboxed (as `--sandbox`).
+    pub interactive: bool,
 }
 
 /// Batch mode (`--json`).

@@ -12,6 +12,7 @@ mod editor;
 mod keyboard;
 mod pipe;
 mod policy_cmd;
+mod sandbox;
 mod session;
 mod shell;
 mod terminal;
@@ -24,6 +25,11 @@ use std::time::Duration;
 use clap::Parser;
 
 fn main() -> ExitCode {
+    // The sandbox launcher first, while the process is single-threaded.
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if args.get(1).is_some_and(|a| a == sandbox::LAUNCHER) {
+        return ExitCode::from(u8::try_from(sandbox::launcher(&args[2..])).unwrap_or(1));
+    }
     // Login programs start a login shell with a leading `-` in argv[0].
     let login_by_name = std::env::args_os()
         .next()
@@ -67,6 +73,12 @@ fn run(cli: cli::Cli, login_by_name: bool) -> anyhow::Result<i32> {
             config::Config::default()
         }
     };
+    if let Some(cli::Sub::Sandbox { action, command }) = &cli.sub {
+        return Ok(match action {
+            Some(cli::SandboxAction::Status { json }) => sandbox::status(&cfg.sandbox, *json),
+            None => sandbox::run(&cfg.sandbox, command),
+        });
+    }
     let shell = shell::resolve(cli.shell.as_deref(), cfg.shell.command.as_deref());
 
     let agent = session::AgentOptions {

@@ -1,0 +1,651 @@
+//! Enforcing [`Rules`] on Linux: Landlock, seccomp and namespaces.
+//!
+//! [`apply`] runs in a launcher process that is about to exec the
+//! sandboxed program (unixagent re-executes itself for that: a ruleset
+//! only binds the thread that applies it and what it starts). In order:
+//!
+//! 1. **Namespaces**, where unprivileged user namespaces exist: a user
+//!    namespace (the user's own uid mapped to itself), a mount namespace
+//!    and a network namespace.
+//! 2. **Carve-outs** in the mount namespace. Landlock only grants: it
+//!    cannot take `.git/hooks` out of a writable working tree. Each
+//!    protected path inside a write root is bound onto itself read-only,
+//!    and each directory between the root and it is bound onto itself
+//!    (still writable), which makes it a mount point: the kernel refuses to
+//!    rename or remove a mount point (`EBUSY`), so `mv .git .g` followed by
+//!    a new `.git/hooks` does not get around the protection. Hidden paths
+//!    inside a write root are bound read-only the same way, so nothing can
+//!    be created in or removed from them.
+//! 3. **Network**: in the network namespace only loopback exists. When
+//!    hosts are allowed, the launcher listens on loopback there and hands
+//!    the listening socket to unixagent over a Unix socket; unixagent's
+//!    proxy serves it, so the only way out is the proxy. Without a network
+//!    namespace, a Landlock rule allows TCP connections to the proxy's port
+//!    only (any address on that port: weaker, and reported as such).
+//! 4. **Landlock** for the filesystem. Reads are granted everywhere except
+//!    the hidden paths, by enumeration: where a hidden path lies below a
+//!    directory, that directory's entries are granted one by one instead
+//!    of the directory as a whole. Writes are granted in the write roots
+//!    (enumerated the same way around hidden paths). Signals and abstract
+//!    Unix sockets are scoped to the sandbox; processes outside cannot be
+//!    traced (nor their `/proc/PID/root` followed).
+//! 5. **seccomp**: sockets other than Unix and TCP (UDP, raw, packet,
+//!    netlink, vsock) and `io_uring` are refused.
+//! 6. `NoNewPrivs` (set with the Landlock ruleset), and for root the
+//!    capability bounding set emptied, so an exec'd program gains nothing.
+
+use std::ffi::CString;
+use std::io::Write as _;
+use std::os::fd::AsRawFd;
+use std::path::{Path, PathBuf};
+
+use landlock::{
+    ABI, Access, AccessFs, AccessNet, BitFlags, CompatLevel, Compatible, NetPort, PathBeneath, PathFd, Ruleset,
+    RulesetAttr, RulesetCreatedAttr, RulesetStatus, Scope,
+};
+use serde::{Deserialize, Serialize};
+
+use crate::rules::{Mode, Rules};
+
+/// The Landlock ABI the rulesets are written for.
+const TARGET_ABI: ABI = ABI::V7;
+
+/// What the kernel offers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Support {
+    /// The Landlock ABI version, 0 when Landlock is off or missing.
+    pub landlock_abi: i32,
+    pub seccomp: bool,
+    /// Whether an unprivileged process may create user namespaces.
+    pub user_namespaces: bool,
+}
+
+/// Asks the kernel what it supports. The user namespace check forks a
+/// child that tries to create one, so the answer is what this process
+/// would get, whatever the sysctl or LSM that decides it.
+pub fn probe() -> Support {
+    Support { landlock_abi: landlock_abi(), seccomp: seccomp_available(), user_namespaces: user_namespaces_work() }
+}
+
+/// The kernel's Landlock ABI version (0: none).
+pub fn landlock_abi() -> i32 {
+    const LANDLOCK_CREATE_RULESET_VERSION: libc::c_ulong = 1;
+    // SAFETY: with a null attribute and size 0 and the VERSION flag, the
+    // syscall only returns a number; nothing is read or written.
+    let v = unsafe {
+        libc::syscall(
+            libc::SYS_landlock_create_ruleset,
+            std::ptr::null::<u8>(),
+            0usize,
+            LANDLOCK_CREATE_RULESET_VERSION,
+        )
+    };
+    i32::try_from(v).unwrap_or(0).max(0)
+}
+
+fn seccomp_available() -> bool {
+    // PR_GET_SECCOMP fails with EINVAL on a kernel built without seccomp.
+    // SAFETY: a query without pointers.
+    unsafe { libc::prctl(libc::PR_GET_SECCOMP, 0, 0, 0, 0) >= 0 }
+}
+
+fn user_namespaces_work() -> bool {
+    // SAFETY: the child only calls async-signal-safe functions (unshare,
+    // _exit) before exiting.
+    match unsafe { libc::fork() } {
+        0 => {
+            // SAFETY: as above.
+            let ok = unsafe { libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::CLONE_NEWNET) } == 0;
+            // SAFETY: as above.
+            unsafe { libc::_exit(if ok { 0 } else { 1 }) }
+        }
+        pid if pid > 0 => {
+            let mut status = 0;
+            // SAFETY: waiting for the child just forked.
+            unsafe { libc::waitpid(pid, &mut status, 0) };
+            libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0
+        }
+        _ => false,
+    }
+}
+
+/// What the launcher is asked to enforce.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Spec {
+    pub rules: Rules,
+    /// How the sandbox reaches the proxy; `None`: no network at all.
+    pub proxy: Option<ProxyPlan>,
+}
+
+/// Where unixagent's proxy waits.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ProxyPlan {
+    /// Its port on the host's loopback, used when there is no network
+    /// namespace.
+    pub host_port: u16,
+    /// A Unix socket on which unixagent takes the listening socket made
+    /// inside the network namespace.
+    pub handoff: PathBuf,
+}
+
+/// What ended up enforced, for the user.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Enforced {
+    /// The filesystem rules and how (Landlock ABI, carve-outs).
+    pub filesystem: String,
+    /// How the network is confined.
+    pub network: String,
+    /// The proxy port the sandboxed programs use, when there is network.
+    pub proxy_port: Option<u16>,
+    /// What the rules ask for and is not enforced here (best-effort only).
+    pub gaps: Vec<String>,
+}
+
+/// Why the sandbox could not be applied.
+#[derive(Debug, thiserror::Error)]
+pub enum SandboxError {
+    /// The kernel lacks something the rules need, and the mode is enforce.
+    #[error(
+        "the sandbox cannot be enforced here: {0}; agent commands will not run (set sandbox.mode = \"best-effort\" in config.toml to run them with what can be enforced)"
+    )]
+    Unsupported(String),
+    /// A step failed.
+    #[error("setting up the sandbox failed: {0}")]
+    Setup(String),
+}
+
+fn setup(what: &str) -> impl Fn(std::io::Error) -> SandboxError + '_ {
+    move |e| SandboxError::Setup(format!("{what}: {e}"))
+}
+
+/// Applies `spec` to this process, which must be single-threaded and
+/// about to exec the sandboxed program. Sets the proxy variables in the
+/// environment when there is network.
+pub fn apply(spec: &Spec) -> Result<Enforced, SandboxError> {
+    let rules = &spec.rules;
+    let mut report = Enforced::default();
+    let mut missing = Vec::new();
+    let abi = landlock_abi();
+    if abi < 1 {
+        missing.push("Landlock is not available in this kernel, so nothing confines the filesystem".to_string());
+    }
+    let namespaces = enter_namespaces().is_ok();
+    let needs_carve_outs = carve_out_targets(rules);
+    if namespaces {
+        carve_out(&needs_carve_outs)?;
+        // The working directory still points into the mounts as they were:
+        // look it up again, through the carve-outs.
+        let cwd = std::env::current_dir().map_err(setup("reading the working directory"))?;
+        std::env::set_current_dir(&cwd).map_err(setup("entering the working directory"))?;
+    } else if let Some(inside) = Some(inside_roots(rules, &needs_carve_outs)).filter(|v| !v.is_empty()) {
+        // Outside the write roots Landlock alone keeps hidden contents
+        // unread; inside them only the mounts protect anything.
+        let names: Vec<String> = inside.iter().take(3).map(|p| p.display().to_string()).collect();
+        missing.push(format!(
+            "user namespaces are not available, so protected paths inside a writable directory ({}) stay writable",
+            names.join(", ")
+        ));
+    }
+    // The network.
+    let mut connect_port = None;
+    if namespaces {
+        loopback_up()?;
+        if let Some(plan) = &spec.proxy {
+            let port = hand_over_listener(&plan.handoff)?;
+            report.network = "network namespace: loopback only, the allowlisting proxy bridged in".into();
+            report.proxy_port = Some(port);
+        } else {
+            report.network = "network namespace: loopback only, no network".into();
+        }
+    } else {
+        if abi < 4 {
+            missing.push(
+                "neither user namespaces nor Landlock TCP rules (ABI 4) are available, so the network is open".into(),
+            );
+        }
+        if let Some(plan) = &spec.proxy {
+            connect_port = Some(plan.host_port);
+            report.proxy_port = Some(plan.host_port);
+            report.network = format!(
+                "Landlock TCP rule: connections to port {} only, on any address (no user namespaces for a network namespace)",
+                plan.host_port
+            );
+        } else {
+            report.network = "Landlock TCP rule: no connections (no user namespaces for a network namespace)".into();
+        }
+    }
+    if !missing.is_empty() && rules.mode == Mode::Enforce {
+        return Err(SandboxError::Unsupported(missing.join("; ")));
+    }
+    report.gaps = missing;
+    landlock(rules, !namespaces, connect_port, &mut report)?;
+    seccomp()?;
+    drop_root_capabilities()?;
+    if let Some(port) = report.proxy_port {
+        let url = format!("http://127.0.0.1:{port}");
+        for var in ["HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"] {
+            // SAFETY: the launcher is single-threaded.
+            unsafe { std::env::set_var(var, &url) };
+        }
+        for var in ["NO_PROXY", "no_proxy"] {
+            // SAFETY: as above.
+            unsafe { std::env::remove_var(var) };
+        }
+    }
+    Ok(report)
+}
+
+/// Enters new user, mount and network namespaces, mapping our uid and gid
+/// to themselves.
+fn enter_namespaces() -> Result<(), SandboxError> {
+    // SAFETY: plain getters.
+    let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
+    // SAFETY: unshare changes only this (single-threaded) process.
+    if unsafe { libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::CLONE_NEWNET) } != 0 {
+        return Err(setup("creating namespaces")(std::io::Error::last_os_error()));
+    }
+    let write = |file: &str, text: String| std::fs::write(file, text).map_err(setup(file));
+    write("/proc/self/setgroups", "deny".into())?;
+    write("/proc/self/uid_map", format!("{uid} {uid} 1"))?;
+    write("/proc/self/gid_map", format!("{gid} {gid} 1"))?;
+    // Nothing mounted here may propagate back to the host.
+    mount(None, Path::new("/"), None, libc::MS_REC | libc::MS_PRIVATE).map_err(setup("making mounts private"))?;
+    Ok(())
+}
+
+/// How a carve-out is bound.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Bind {
+    /// Onto itself, writable: pinned, so it cannot be renamed or removed.
+    Pin,
+    /// Onto itself, read-only.
+    ReadOnly,
+    /// Hidden: an empty, unreadable directory or device over it.
+    Hide,
+}
+
+/// The binds that keep protected paths inside write roots intact and
+/// hide hidden paths wherever they are, in the order they must be made (a directory before what lies
+/// below it, since a later bind above would not carry the earlier one).
+fn carve_out_targets(rules: &Rules) -> Vec<(PathBuf, Bind)> {
+    let mut out: Vec<(PathBuf, Bind)> = Vec::new();
+    let protected = rules.write_protect.iter().map(|r| (r.path.as_path(), Bind::ReadOnly));
+    let hidden = rules.read_deny.iter().map(|r| (r.path.as_path(), Bind::Hide));
+    for (path, how) in protected.chain(hidden) {
+        // The outermost root holding it: every directory between that root
+        // and the path could be renamed away.
+        let roots = rules.write_roots.iter().map(|r| r.path.as_path()).filter(|root| path.starts_with(root));
+        let root = roots.min_by_key(|root| root.components().count());
+        if std::fs::symlink_metadata(path).is_err() {
+            continue;
+        }
+        let Some(root) = root else {
+            // Outside every write root Landlock already refuses writes and,
+            // by enumeration, reads; a hidden directory's names would still
+            // list, so it is covered too.
+            if how == Bind::Hide && !out.iter().any(|(p, _)| p == path) {
+                out.push((path.to_path_buf(), how));
+            }
+            continue;
+        };
+        let mut between: Vec<&Path> =
+            path.ancestors().skip(1).take_while(|a| *a != root && a.starts_with(root)).collect();
+        between.reverse();
+        for a in between {
+            if !out.iter().any(|(p, _)| p == a) {
+                out.push((a.to_path_buf(), Bind::Pin));
+            }
+        }
+        match out.iter_mut().find(|(p, _)| p == path) {
+            Some(entry) => entry.1 = entry.1.max(how),
+            None => out.push((path.to_path_buf(), how)),
+        }
+    }
+    // Shallow first, so each bind carries the ones above it.
+    out.sort_by_key(|(p, _)| p.components().count());
+    out
+}
+
+fn inside_roots<'a>(rules: &Rules, targets: &'a [(PathBuf, Bind)]) -> Vec<&'a Path> {
+    let inside = |p: &Path| rules.write_roots.iter().any(|r| p.starts_with(&r.path));
+    targets.iter().map(|(p, _)| p.as_path()).filter(|p| inside(p)).collect()
+}
+
+fn carve_out(targets: &[(PathBuf, Bind)]) -> Result<(), SandboxError> {
+    for (path, bind) in targets {
+        let what = format!("protecting {}", path.display());
+        if *bind == Bind::Hide {
+            let hide = libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC;
+            if path.is_dir() {
+                mount_data(Some(Path::new("none")), path, Some("tmpfs"), hide, "mode=000,size=4k")
+                    .map_err(setup(&what))?;
+            } else {
+                // The null device, on a mount where devices cannot be
+                // opened: every open fails with EACCES.
+                mount(Some(Path::new("/dev/null")), path, None, libc::MS_BIND).map_err(setup(&what))?;
+                mount(None, path, None, libc::MS_BIND | libc::MS_REMOUNT | hide).map_err(setup(&what))?;
+            }
+            continue;
+        }
+        mount(Some(path), path, None, libc::MS_BIND | libc::MS_REC).map_err(setup(&what))?;
+        if *bind == Bind::ReadOnly {
+            // A remount must keep the flags the kernel locked on the
+            // original mount (nosuid, nodev, noexec), or it is refused.
+            let locked = locked_flags(path);
+            mount(None, path, None, libc::MS_BIND | libc::MS_REMOUNT | libc::MS_RDONLY | locked)
+                .map_err(setup(&what))?;
+        }
+    }
+    Ok(())
+}
+
+/// The mount flags of the filesystem holding `path` that a remount in a
+/// user namespace must keep.
+fn locked_flags(path: &Path) -> libc::c_ulong {
+    let Ok(c) = CString::new(path.as_os_str().as_encoded_bytes()) else { return 0 };
+    // SAFETY: statvfs writes into the zeroed struct we pass.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: `c` is a valid C string and `st` a valid out pointer.
+    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
+        return 0;
+    }
+    let pairs = [
+        (libc::ST_NOSUID, libc::MS_NOSUID),
+        (libc::ST_NODEV, libc::MS_NODEV),
+        (libc::ST_NOEXEC, libc::MS_NOEXEC),
+        (libc::ST_NOATIME, libc::MS_NOATIME),
+        (libc::ST_NODIRATIME, libc::MS_NODIRATIME),
+        (libc::ST_RELATIME, libc::MS_RELATIME),
+    ];
+    pairs.iter().filter(|(st_flag, _)| st.f_flag & st_flag != 0).fold(0, |acc, (_, ms)| acc | ms)
+}
+
+fn mount(source: Option<&Path>, target: &Path, fstype: Option<&str>, flags: libc::c_ulong) -> std::io::Result<()> {
+    mount_data(source, target, fstype, flags, "")
+}
+
+fn mount_data(
+    source: Option<&Path>,
+    target: &Path,
+    fstype: Option<&str>,
+    flags: libc::c_ulong,
+    data: &str,
+) -> std::io::Result<()> {
+    let c = |p: &Path| CString::new(p.as_os_str().as_encoded_bytes()).map_err(std::io::Error::other);
+    let source = source.map(c).transpose()?;
+    let target = c(target)?;
+    let fstype = fstype.map(CString::new).transpose().map_err(std::io::Error::other)?;
+    let data = (!data.is_empty()).then(|| CString::new(data)).transpose().map_err(std::io::Error::other)?;
+    let ptr = |s: &Option<CString>| s.as_ref().map_or(std::ptr::null(), |s| s.as_ptr());
+    // SAFETY: every pointer is null or a valid C string that outlives the call.
+    let rc =
+        unsafe { libc::mount(ptr(&source), target.as_ptr(), ptr(&fstype), flags, ptr(&data).cast::<libc::c_void>()) };
+    if rc == 0 { Ok(()) } else { Err(std::io::Error::last_os_error()) }
+}
+
+/// Brings up `lo` in the new network namespace.
+fn loopback_up() -> Result<(), SandboxError> {
+    let err = setup("bringing up loopback in the network namespace");
+    // Any socket will do for the ioctl.
+    let fd = nix::sys::socket::socket(
+        nix::sys::socket::AddressFamily::Unix,
+        nix::sys::socket::SockType::Datagram,
+        nix::sys::socket::SockFlag::SOCK_CLOEXEC,
+        None,
+    )
+    .map_err(|e| err(e.into()))?;
+    // SAFETY: ifreq is plain data; zeroed is a valid value.
+    let mut req: libc::ifreq = unsafe { std::mem::zeroed() };
+    for (i, b) in b"lo".iter().enumerate() {
+        req.ifr_name[i] = *b as libc::c_char;
+    }
+    // SAFETY: SIOCGIFFLAGS and SIOCSIFFLAGS read and write the ifreq we own.
+    unsafe {
+        if libc::ioctl(fd.as_raw_fd(), libc::SIOCGIFFLAGS, &mut req) != 0 {
+            return Err(err(std::io::Error::last_os_error()));
+        }
+        req.ifr_ifru.ifru_flags |= libc::IFF_UP as libc::c_short;
+        if libc::ioctl(fd.as_raw_fd(), libc::SIOCSIFFLAGS, &req) != 0 {
+            return Err(err(std::io::Error::last_os_error()));
+        }
+    }
+    Ok(())
+}
+
+/// Listens on loopback inside the network namespace and sends the socket
+/// to unixagent over `handoff`. Returns the port.
+fn hand_over_listener(handoff: &Path) -> Result<u16, SandboxError> {
+    use nix::sys::socket::{ControlMessage, MsgFlags, sendmsg};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").map_err(setup("listening for the proxy"))?;
+    let port = listener.local_addr().map_err(setup("listening for the proxy"))?.port();
+    let stream = std::os::unix::net::UnixStream::connect(handoff).map_err(setup("reaching unixagent's proxy"))?;
+    let fds = [listener.as_raw_fd()];
+    let payload = port.to_be_bytes();
+    let iov = [std::io::IoSlice::new(&payload)];
+    sendmsg::<()>(stream.as_raw_fd(), &iov, &[ControlMessage::ScmRights(&fds)], MsgFlags::empty(), None)
+        .map_err(|e| SandboxError::Setup(format!("handing the proxy socket to unixagent: {e}")))?;
+    Ok(port)
+}
+
+/// Applies the Landlock ruleset.
+fn landlock(
+    rules: &Rules,
+    restrict_tcp: bool,
+    connect_port: Option<u16>,
+    report: &mut Enforced,
+) -> Result<(), SandboxError> {
+    let ll = |e: landlock::RulesetError| SandboxError::Setup(format!("Landlock: {e}"));
+    let all = AccessFs::from_all(TARGET_ABI);
+    let read = AccessFs::from_read(TARGET_ABI);
+    // Best effort at first: what this kernel cannot enforce is judged
+    // below from the status, by the mode.
+    let mut ruleset = Ruleset::default().set_compatibility(CompatLevel::BestEffort).handle_access(all).map_err(ll)?;
+    if restrict_tcp {
+        ruleset = ruleset.handle_access(AccessNet::ConnectTcp | AccessNet::BindTcp).map_err(ll)?;
+    }
+    ruleset = ruleset.scope(Scope::AbstractUnixSocket | Scope::Signal).map_err(ll)?;
+    let mut created = ruleset.create().map_err(ll)?;
+    let hidden: Vec<&Path> = rules.read_deny.iter().map(|r| r.path.as_path()).collect();
+    let mut grants: Vec<(PathBuf, BitFlags<AccessFs>)> = Vec::new();
+    // Listing directories is allowed everywhere; a hidden directory's
+    // names show, its contents do not.
+    grants.push(("/".into(), AccessFs::ReadDir.into()));
+    enumerate(Path::new("/"), read, &hidden, &mut grants);
+    // Write roots whole: a hidden path inside one is hidden by a mount
+    // (see `carve_out_targets`), since enumerating a root would leave the
+    // files created in it later unwritable.
+    for root in &rules.write_roots {
+        grants.push((root.path.clone(), all));
+    }
+    // The terminal and the devices every shell writes to.
+    for dev in
+        ["/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/ptmx", "/dev/pts", "/dev/random", "/dev/urandom"]
+    {
+        grants.push((dev.into(), all));
+    }
+    for (path, access) in &grants {
+        let Ok(fd) = PathFd::new(path) else { continue };
+        let access = if path.is_dir() { *access } else { *access & AccessFs::from_file(TARGET_ABI) };
+        created = created.add_rule(PathBeneath::new(fd, access)).map_err(ll)?;
+    }
+    if let Some(port) = connect_port {
+        created = created.add_rule(NetPort::new(port, AccessNet::ConnectTcp)).map_err(ll)?;
+    }
+    let status = created.restrict_self().map_err(ll)?;
+    let abi = landlock_abi();
+    report.filesystem = match status.ruleset {
+        RulesetStatus::FullyEnforced => format!("Landlock ABI {abi}"),
+        RulesetStatus::PartiallyEnforced => {
+            format!("Landlock ABI {abi} (partly: an older kernel than the rules are written for)")
+        }
+        RulesetStatus::NotEnforced => {
+            if rules.mode == Mode::Enforce {
+                return Err(SandboxError::Unsupported("Landlock is not enforced by this kernel".into()));
+            }
+            report.gaps.push("Landlock is not enforced: reads and writes are not confined".into());
+            "none (Landlock not enforced)".into()
+        }
+    };
+    if !status.no_new_privs {
+        return Err(SandboxError::Setup("NoNewPrivs could not be set".into()));
+    }
+    Ok(())
+}
+
+/// Grants `access` on `dir`, or where hidden paths lie below it, on its
+/// entries one by one (recursively), leaving the hidden paths out.
+fn enumerate(dir: &Path, access: BitFlags<AccessFs>, hidden: &[&Path], out: &mut Vec<(PathBuf, BitFlags<AccessFs>)>) {
+    if hidden.iter().any(|h| dir.starts_with(h)) {
+        return;
+    }
+    if !hidden.iter().any(|h| h.starts_with(dir)) {
+        out.push((dir.to_path_buf(), access));
+        return;
+    }
+    // Some hidden path lies below: the directory itself gets the rights
+    // that concern its entries (list, create, remove), which Landlock
+    // applies below it too; the files beneath are granted one by one.
+    let dir_rights = access & !(AccessFs::ReadFile | AccessFs::WriteFile | AccessFs::Execute | AccessFs::Truncate);
+    if !dir_rights.is_empty() {
+        out.push((dir.to_path_buf(), dir_rights));
+    }
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for entry in entries.flatten() {
+        enumerate(&entry.path(), access, hidden, out);
+    }
+}
+
+/// Refuses sockets other than Unix and TCP, and `io_uring`.
+fn seccomp() -> Result<(), SandboxError> {
+    use seccompiler::{
+        SeccompAction, SeccompCmpArgLen as Len, SeccompCmpOp as Op, SeccompCondition as Cond, SeccompFilter,
+        SeccompRule,
+    };
+    let err = |e: seccompiler::BackendError| SandboxError::Setup(format!("seccomp: {e}"));
+    let cond = |arg, op, value: i32| Cond::new(arg, Len::Dword, op, u64::try_from(value).unwrap_or(0)).map_err(err);
+    let mut socket_rules = vec![
+        // Any family but Unix, IPv4 and IPv6.
+        SeccompRule::new(vec![
+            cond(0, Op::Ne, libc::AF_UNIX)?,
+            cond(0, Op::Ne, libc::AF_INET)?,
+            cond(0, Op::Ne, libc::AF_INET6)?,
+        ])
+        .map_err(err)?,
+    ];
+    // IPv4 and IPv6 sockets other than stream ones (the type's low bits;
+    // the high bits are SOCK_NONBLOCK and SOCK_CLOEXEC).
+    for family in [libc::AF_INET, libc::AF_INET6] {
+        // 6 is SOCK_DCCP, 10 the obsolete SOCK_PACKET.
+        for kind in [libc::SOCK_DGRAM, libc::SOCK_RAW, libc::SOCK_RDM, libc::SOCK_SEQPACKET, 6, 10] {
+            socket_rules.push(
+                SeccompRule::new(vec![cond(0, Op::Eq, family)?, cond(1, Op::MaskedEq(0xf), kind)?]).map_err(err)?,
+            );
+        }
+    }
+    let rules = [
+        (libc::SYS_socket, socket_rules),
+        (libc::SYS_io_uring_setup, vec![]),
+        (libc::SYS_io_uring_enter, vec![]),
+        (libc::SYS_io_uring_register, vec![]),
+    ];
+    let arch = std::env::consts::ARCH.try_into().map_err(|_| {
+        SandboxError::Setup(format!("seccomp does not know this architecture ({})", std::env::consts::ARCH))
+    })?;
+    let filter = SeccompFilter::new(
+        rules.into_iter().collect(),
+        SeccompAction::Allow,
+        SeccompAction::Errno(u32::try_from(libc::EPERM).unwrap_or(1)),
+        arch,
+    )
+    .map_err(|e| SandboxError::Setup(format!("seccomp: {e}")))?;
+    let program: seccompiler::BpfProgram =
+        filter.try_into().map_err(|e: seccompiler::BackendError| SandboxError::Setup(format!("seccomp: {e}")))?;
+    seccompiler::apply_filter(&program).map_err(|e| SandboxError::Setup(format!("seccomp: {e}")))
+}
+
+/// For root (inside the namespace or not), empties the capability
+/// bounding set, so the program exec'd next starts without capabilities.
+fn drop_root_capabilities() -> Result<(), SandboxError> {
+    // SAFETY: a getter.
+    if unsafe { libc::geteuid() } != 0 {
+        return Ok(());
+    }
+    for cap in 0..=63 {
+        // SAFETY: PR_CAPBSET_DROP takes a capability number; unknown ones
+        // fail with EINVAL, which ends the list.
+        if unsafe { libc::prctl(libc::PR_CAPBSET_DROP, cap, 0, 0, 0) } != 0 {
+            let e = std::io::Error::last_os_error();
+            if e.raw_os_error() == Some(libc::EINVAL) {
+                break;
+            }
+            return Err(setup("dropping capabilities")(e));
+        }
+    }
+    Ok(())
+}
+
+/// Runs `program` with `args` in place of this process. Returns only on
+/// failure, with the error to report.
+pub fn exec(program: &std::ffi::OsStr, args: &[std::ffi::OsString]) -> std::io::Error {
+    use std::os::unix::process::CommandExt;
+    let _ = std::io::stderr().flush();
+    std::process::Command::new(program).args(args).exec()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::PathRule;
+
+    #[test]
+    fn carve_outs_pin_the_directories_between_root_and_protected_path() {
+        let dir = std::env::temp_dir().join(format!("ua-sandbox-carve-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("proj/.git/hooks")).unwrap();
+        std::fs::write(dir.join("proj/.git/config"), "").unwrap();
+        let rules = Rules {
+            write_roots: vec![PathRule::new(dir.join("proj"), "t")],
+            write_protect: vec![
+                PathRule::new(dir.join("proj/.git/hooks"), "t"),
+                PathRule::new(dir.join("proj/.git/config"), "t"),
+                PathRule::new(dir.join("proj/missing"), "t"),
+                PathRule::new("/etc/passwd", "t"),
+            ],
+            ..Rules::default()
+        };
+        let t = carve_out_targets(&rules);
+        assert_eq!(
+            t,
+            vec![
+                (dir.join("proj/.git"), Bind::Pin),
+                (dir.join("proj/.git/hooks"), Bind::ReadOnly),
+                (dir.join("proj/.git/config"), Bind::ReadOnly),
+            ]
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn enumeration_leaves_hidden_paths_out() {
+        let dir = std::env::temp_dir().join(format!("ua-sandbox-enum-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join(".ssh")).unwrap();
+        std::fs::create_dir_all(dir.join("code/x")).unwrap();
+        std::fs::write(dir.join(".bashrc"), "").unwrap();
+        let hidden = [dir.join(".ssh")];
+        let hidden: Vec<&Path> = hidden.iter().map(PathBuf::as_path).collect();
+        let mut out = Vec::new();
+        enumerate(&dir, AccessFs::from_read(TARGET_ABI), &hidden, &mut out);
+        let paths: Vec<&Path> = out.iter().map(|(p, _)| p.as_path()).collect();
+        assert!(paths.contains(&dir.join("code").as_path()) && paths.contains(&dir.join(".bashrc").as_path()));
+        assert!(!paths.iter().any(|p| p.starts_with(dir.join(".ssh"))), "{paths:?}");
+        // The directory itself only gets listing.
+        let own = out.iter().find(|(p, _)| p == &dir).unwrap();
+        assert_eq!(own.1, BitFlags::from(AccessFs::ReadDir));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn the_kernel_here_has_what_the_tests_rely_on() {
+        let s = probe();
+        assert!(s.landlock_abi >= 4 && s.seccomp, "{s:?}");
+    }
+}

@@ -1,0 +1,369 @@
+//! The kernel sandbox as unixagent uses it: the rules compiled from the
+//! config and the policy, the launcher that applies them and runs the
+//! shell or a command, and `unixagent sandbox status` / `sandbox -- CMD`.
+//!
+//! A sandboxed process is started as `unixagent __sandbox-exec SPEC --
+//! PROGRAM ARGS…`: that launcher reads the spec (then deletes it), applies
+//! it to itself (`ua_sandbox::linux::apply`) and execs PROGRAM, which
+//! keeps the launcher's process id, terminal and environment. The parent
+//! runs the allowlisting proxy for it.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use ua_sandbox::rules::{HostPattern, HostRule, Mode, PathRule, Places, Rules};
+
+/// The hidden subcommand that applies a spec and execs.
+pub const LAUNCHER: &str = "__sandbox-exec";
+
+/// Exit status when the sandbox cannot be applied (the command did not
+/// run), as container runtimes use it.
+pub const REFUSED: i32 = 125;
+
+/// The rules for commands started in `cwd`, from the defaults, config.toml's
+/// `[sandbox]` and policy.toml.
+pub fn rules(cfg: &crate::config::SandboxConfig, cwd: &Path) -> Result<Rules, String> {
+    let env = |k: &str| std::env::var(k).ok();
+    let policy = ua_policy::gate::PolicyConfig::from_env(&env).map_err(|e| e.to_string())?;
+    let mut temp = vec![PathBuf::from("/tmp")];
+    if let Some(t) = std::env::var_os("TMPDIR").map(PathBuf::from).filter(|t| t.is_absolute()) {
+        temp.push(t);
+    }
+    let places = Places {
+        home: policy.home.clone(),
+        cwd: cwd.to_path_buf(),
+        temp,
+        config_dir: policy.config_dir.clone(),
+        data_dir: policy.data_dir.clone(),
+        journal: None,
+    };
+    let mut rules = Rules::defaults(&places);
+    rules.mode = match cfg.mode.as_deref() {
+        None | Some("enforce") => Mode::Enforce,
+        Some("best-effort") => Mode::BestEffort,
+        Some(other) => return Err(format!("sandbox.mode = {other:?} is not \"enforce\" or \"best-effort\"")),
+    };
+    let path = policy.config_dir.join("policy.toml");
+    match std::fs::read_to_string(&path) {
+        Ok(text) => {
+            let home = policy.home.to_string_lossy();
+            let terms = ua_policy::policy_toml::sandbox_terms(&path, &text, &home).map_err(|e| e.to_string())?;
+            for w in terms.write {
+                rules.write_roots.push(PathRule::new(w, "policy.toml [approval.filesystem] write"));
+            }
+            for d in terms.deny {
+                rules.read_deny.push(PathRule::new(d.clone(), "policy.toml [approval.filesystem] deny"));
+                rules.write_protect.push(PathRule::new(d, "policy.toml [approval.filesystem] deny"));
+            }
+            for h in terms.allow_hosts {
+                let host = HostPattern::parse(&h)
+                    .map_err(|e| format!("{}: [approval.network] allow_hosts: {e}", path.display()))?;
+                rules.allow_hosts.push(HostRule { host, source: "policy.toml [approval.network] allow_hosts".into() });
+            }
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+    }
+    rules.dedup();
+    Ok(rules)
+}
+
+/// A sandbox prepared for one process: the spec on disk for the launcher
+/// and the proxy serving it.
+#[derive(Debug)]
+pub struct Prepared {
+    dir: PathBuf,
+    spec: PathBuf,
+    /// The proxy's tasks; they end with this value.
+    _proxy: Option<ProxyTasks>,
+}
+
+#[derive(Debug)]
+struct ProxyTasks {
+    host: tokio::task::JoinHandle<()>,
+    handoff: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for ProxyTasks {
+    fn drop(&mut self) {
+        self.host.abort();
+        self.handoff.abort();
+    }
+}
+
+impl Drop for Prepared {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+impl Prepared {
+    /// Writes the spec for `rules` and, when hosts are allowed, starts the
+    /// proxy on the current tokio runtime.
+    pub fn new(rules: Rules) -> Result<Self, String> {
+        let dir = private_dir()?;
+        let mut proxy = None;
+        let mut plan = None;
+        if rules.network() {
+            let allow = Arc::new(ua_sandbox::proxy::Allowlist::new(rules.allow_hosts.clone()));
+            let host = std::net::TcpListener::bind("127.0.0.1:0").map_err(|e| format!("starting the proxy: {e}"))?;
+            let host_port = host.local_addr().map_err(|e| format!("starting the proxy: {e}"))?.port();
+            host.set_nonblocking(true).map_err(|e| format!("starting the proxy: {e}"))?;
+            let host = tokio::net::TcpListener::from_std(host).map_err(|e| format!("starting the proxy: {e}"))?;
+            let handoff_path = dir.join("proxy.sock");
+            let handoff =
+                tokio::net::UnixListener::bind(&handoff_path).map_err(|e| format!("starting the proxy: {e}"))?;
+            let a = Arc::clone(&allow);
+            let host = tokio::spawn(async move { ua_sandbox::proxy::serve(host, a, None).await });
+            let handoff = tokio::spawn(async move { serve_handed_over(handoff, allow).await });
+            proxy = Some(ProxyTasks { host, handoff });
+            plan = Some(ua_sandbox::linux::ProxyPlan { host_port, handoff: handoff_path });
+        }
+        let spec = ua_sandbox::linux::Spec { rules, proxy: plan };
+        let path = dir.join("spec.json");
+        let text = serde_json::to_string(&spec).map_err(|e| e.to_string())?;
+        std::fs::write(&path, text).map_err(|e| format!("writing {}: {e}", path.display()))?;
+        Ok(Self { dir, spec: path, _proxy: proxy })
+    }
+
+    /// The argv that runs `program args…` under this sandbox.
+    pub fn wrap(&self, program: &Path, args: &[OsString]) -> Result<(PathBuf, Vec<OsString>), String> {
+        let me = std::env::current_exe().map_err(|e| format!("finding unixagent's own binary: {e}"))?;
+        let mut argv: Vec<OsString> = vec![LAUNCHER.into(), self.spec.clone().into(), "--".into(), program.into()];
+        argv.extend(args.iter().cloned());
+        Ok((me, argv))
+    }
+}
+
+/// Takes the listening sockets launchers make inside their network
+/// namespaces and serves the proxy on each.
+async fn serve_handed_over(handoff: tokio::net::UnixListener, allow: Arc<ua_sandbox::proxy::Allowlist>) {
+    while let Ok((stream, _)) = handoff.accept().await {
+        let Ok(std) = stream.into_std() else { continue };
+        let Ok(listener) = tokio::task::spawn_blocking(move || receive_listener(&std)).await else { continue };
+        let Some(listener) = listener else { continue };
+        let a = Arc::clone(&allow);
+        tokio::spawn(async move { ua_sandbox::proxy::serve(listener, a, None).await });
+    }
+}
+
+fn receive_listener(stream: &std::os::unix::net::UnixStream) -> Option<tokio::net::TcpListener> {
+    use nix::sys::socket::{ControlMessageOwned, MsgFlags, recvmsg};
+    use std::os::fd::{AsRawFd, FromRawFd};
+    stream.set_nonblocking(false).ok()?;
+    let mut buf = [0u8; 2];
+    let mut iov = [std::io::IoSliceMut::new(&mut buf)];
+    let mut space = nix::cmsg_space!([std::os::fd::RawFd; 1]);
+    let msg = recvmsg::<()>(stream.as_raw_fd(), &mut iov, Some(&mut space), MsgFlags::MSG_CMSG_CLOEXEC).ok()?;
+    let fd = msg.cmsgs().ok()?.find_map(|c| match c {
+        ControlMessageOwned::ScmRights(fds) => fds.first().copied(),
+        _ => None,
+    })?;
+    // SAFETY: the kernel just gave us this descriptor; nothing else owns it.
+    let listener = unsafe { std::net::TcpListener::from_raw_fd(fd) };
+    listener.set_nonblocking(true).ok()?;
+    tokio::net::TcpListener::from_std(listener).ok()
+}
+
+/// A fresh directory only this user can enter, for a spec and the proxy's
+/// hand-over socket.
+fn private_dir() -> Result<PathBuf, String> {
+    use std::os::unix::fs::DirBuilderExt;
+    let base = std::env::temp_dir();
+    for n in 0..100u32 {
+        let dir = base.join(format!("unixagent-sandbox-{}-{n}", std::process::id()));
+        match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
+            Ok(()) => return Ok(dir),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(format!("creating {}: {e}", dir.display())),
+        }
+    }
+    Err(format!("no free directory name in {}", base.display()))
+}
+
+/// `unixagent __sandbox-exec SPEC -- PROGRAM ARGS…`: never returns on
+/// success.
+pub fn launcher(args: &[OsString]) -> i32 {
+    let (Some(spec), Some(sep), Some(program)) = (args.first(), args.get(1), args.get(2)) else {
+        eprintln!("unixagent: {LAUNCHER} SPEC -- PROGRAM [ARGS…] is how unixagent starts sandboxed processes.");
+        return 2;
+    };
+    if sep != "--" {
+        eprintln!("unixagent: {LAUNCHER} SPEC -- PROGRAM [ARGS…] is how unixagent starts sandboxed processes.");
+        return 2;
+    }
+    let text = match std::fs::read_to_string(spec) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("unixagent: the sandbox cannot be applied: reading {}: {e}", Path::new(spec).display());
+            return REFUSED;
+        }
+    };
+    let _ = std::fs::remove_file(spec);
+    let spec: ua_sandbox::linux::Spec = match serde_json::from_str(&text) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("unixagent: the sandbox cannot be applied: its spec is malformed: {e}");
+            return REFUSED;
+        }
+    };
+    match ua_sandbox::linux::apply(&spec) {
+        Ok(enforced) => {
+            for gap in &enforced.gaps {
+                eprintln!("unixagent: sandbox (best-effort): not enforced: {gap}");
+            }
+        }
+        Err(e) => {
+            eprintln!("unixagent: {e}");
+            return REFUSED;
+        }
+    }
+    let err = ua_sandbox::linux::exec(program, &args[3..]);
+    eprintln!("unixagent: could not run {} in the sandbox: {err}", Path::new(program).display());
+    if err.kind() == std::io::ErrorKind::NotFound { 127 } else { 126 }
+}
+
+/// `unixagent sandbox -- COMMAND ARGS…`: COMMAND under the sandbox agent
+/// commands get here; its exit status, or [`REFUSED`].
+pub fn run(cfg: &crate::config::SandboxConfig, command: &[OsString]) -> i32 {
+    let Some((program, args)) = command.split_first() else {
+        eprintln!("unixagent: sandbox needs a command: unixagent sandbox -- COMMAND [ARGS…]");
+        return 2;
+    };
+    let cwd = match std::env::current_dir() {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("unixagent: the sandbox cannot be applied: reading the current directory: {e}");
+            return REFUSED;
+        }
+    };
+    let rules = match rules(cfg, &cwd) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("unixagent: the sandbox cannot be applied: {e}");
+            return REFUSED;
+        }
+    };
+    let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("unixagent: the sandbox cannot be applied: {e}");
+            return REFUSED;
+        }
+    };
+    rt.block_on(async {
+        let prepared = match Prepared::new(rules) {
+            Ok(p) => p,
+            Err(e) => {
+                eprintln!("unixagent: the sandbox cannot be applied: {e}");
+                return REFUSED;
+            }
+        };
+        let (me, argv) = match prepared.wrap(Path::new(program), args) {
+            Ok(w) => w,
+            Err(e) => {
+                eprintln!("unixagent: the sandbox cannot be applied: {e}");
+                return REFUSED;
+            }
+        };
+        let child = std::process::Command::new(me).args(argv).spawn();
+        let mut child = match child {
+            Ok(c) => c,
+            Err(e) => {
+                eprintln!("unixagent: the sandbox cannot be applied: starting the launcher: {e}");
+                return REFUSED;
+            }
+        };
+        // The proxy runs on this thread's runtime while the child runs.
+        let status = tokio::task::spawn_blocking(move || child.wait()).await;
+        drop(prepared);
+        match status {
+            Ok(Ok(s)) => exit_status(s),
+            _ => REFUSED,
+        }
+    })
+}
+
+fn exit_status(s: std::process::ExitStatus) -> i32 {
+    use std::os::unix::process::ExitStatusExt;
+    s.code().or_else(|| s.signal().map(|n| 128 + n)).unwrap_or(1)
+}
+
+/// `unixagent sandbox status [--json]`.
+pub fn status(cfg: &crate::config::SandboxConfig, json: bool) -> i32 {
+    let support = ua_sandbox::linux::probe();
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
+    let rules = match rules(cfg, &cwd) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("unixagent: {e}");
+            return 1;
+        }
+    };
+    let enforcement = enforcement(&support, &rules);
+    if json {
+        let v = serde_json::json!({ "kernel": support, "rules": rules, "enforcement": enforcement });
+        println!("{v}");
+        return 0;
+    }
+    println!(
+        "kernel: Landlock ABI {}, seccomp {}, user namespaces {}",
+        support.landlock_abi,
+        yes(support.seccomp),
+        yes(support.user_namespaces)
+    );
+    println!("mode: {}", if rules.mode == Mode::Enforce { "enforce" } else { "best-effort" });
+    for (k, v) in &enforcement {
+        println!("{k}: {v}");
+    }
+    let show = |title: &str, list: &[PathRule]| {
+        println!("{title}:");
+        for r in list {
+            println!("  {}  ({})", r.path.display(), r.source);
+        }
+    };
+    show("hidden (not read, not written)", &rules.read_deny);
+    show("writable", &rules.write_roots);
+    show("never written", &rules.write_protect);
+    println!("network:");
+    if rules.allow_hosts.is_empty() {
+        println!("  none (no allow_hosts in policy.toml)");
+    }
+    for h in &rules.allow_hosts {
+        println!("  {}  ({})", h.host, h.source);
+    }
+    0
+}
+
+fn yes(b: bool) -> &'static str {
+    if b { "yes" } else { "no" }
+}
+
+/// Which mechanism enforces each part here.
+fn enforcement(s: &ua_sandbox::linux::Support, r: &Rules) -> Vec<(&'static str, String)> {
+    let fs = match (s.landlock_abi, s.user_namespaces) {
+        (0, _) => "not enforced: no Landlock".to_string(),
+        (abi, true) => format!("Landlock ABI {abi}; protected paths inside writable directories by a mount namespace"),
+        (abi, false) => format!(
+            "Landlock ABI {abi}; protected paths inside writable directories NOT protected (no user namespaces)"
+        ),
+    };
+    let net = match (r.network(), s.user_namespaces, s.landlock_abi >= 4) {
+        (_, true, _) if r.network() => {
+            "network namespace with loopback only; HTTP(S) through the allowlisting proxy".to_string()
+        }
+        (_, true, _) => "network namespace with loopback only; no network".to_string(),
+        (true, false, true) => {
+            "Landlock TCP rule: the proxy's port only, on any address (weaker: no user namespaces)".into()
+        }
+        (false, false, true) => "Landlock TCP rule: no connections".into(),
+        (_, false, false) => "not enforced: neither user namespaces nor Landlock TCP rules".into(),
+    };
+    let sc = if s.seccomp {
+        "seccomp: no UDP, raw, packet, netlink or vsock sockets; no io_uring"
+    } else {
+        "seccomp: not available"
+    };
+    vec![("filesystem", fs), ("network", net), ("syscalls", sc.to_string()), ("privileges", "NoNewPrivs".to_string())]
+}

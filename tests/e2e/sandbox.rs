@@ -1,0 +1,396 @@
+//! The kernel sandbox against the real kernel: each named attack next to
+//! a positive control that shows the same thing works outside the sandbox
+//! or on what is allowed. Runs through `unixagent sandbox -- bash -c …`,
+//! exactly the sandbox agent commands get.
+//!
+//! The homes live under the test target directory, not /tmp: /tmp is a
+//! write root, and a home inside it would be writable by design.
+
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use crate::support::*;
+
+struct Out {
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+}
+
+/// A home with credentials, start-up files, unixagent's own files and a
+/// git repository `proj` holding a file.
+struct Box {
+    dir: tempfile::TempDir,
+}
+
+impl Box {
+    fn new() -> Self {
+        let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+        let b = Self { dir };
+        b.write(".ssh/id_rsa", "PRIVATE-KEY-TEXT\n");
+        b.write(".bashrc", "# rc\n");
+        b.write(".zshrc", "# rc\n");
+        b.write(".config/unixagent/policy.toml", "");
+        b.write(".local/share/unixagent/audit.jsonl", "{\"audit\":1}\n");
+        b.write("notes.txt", "READABLE-NOTES\n");
+        b.write("proj/src.txt", "PROJECT-TEXT\n");
+        let git = |args: &[&str]| {
+            let s = Command::new("git").args(args).current_dir(b.path("proj")).output().expect("git");
+            assert!(s.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&s.stderr));
+        };
+        git(&["init", "-q", "."]);
+        git(&["-c", "user.email=t@t", "-c", "user.name=t", "commit", "-q", "--allow-empty", "-m", "start"]);
+        b
+    }
+
+    fn path(&self, rel: &str) -> PathBuf {
+        self.dir.path().join(rel)
+    }
+
+    fn write(&self, rel: &str, text: &str) {
+        let p = self.path(rel);
+        std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+        std::fs::write(p, text).expect("write");
+    }
+
+    fn command(&self, cwd: &str, script: &str, sandboxed: bool) -> Command {
+        let mut c = if sandboxed {
+            let mut c = Command::new(unixagent());
+            c.args(["sandbox", "--", "bash", "-c", script]);
+            c
+        } else {
+            let mut c = Command::new("bash");
+            c.args(["-c", script]);
+            c
+        };
+        c.current_dir(self.path(cwd))
+            .env("HOME", self.dir.path())
+            .env_remove("XDG_CONFIG_HOME")
+            .env_remove("XDG_DATA_HOME")
+            .env_remove("UNIXAGENT_CONFIG")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .stdin(Stdio::null());
+        c
+    }
+
+    /// `script` under the sandbox, in `cwd` (relative to the home).
+    fn run(&self, cwd: &str, script: &str) -> Out {
+        output(self.command(cwd, script, true))
+    }
+
+    /// The same without the sandbox: the control.
+    fn run_plain(&self, cwd: &str, script: &str) -> Out {
+        output(self.command(cwd, script, false))
+    }
+}
+
+fn output(mut c: Command) -> Out {
+    let o = c.output().expect("run");
+    Out {
+        code: o.status.code(),
+        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+    }
+}
+
+#[track_caller]
+fn ok(o: &Out) {
+    assert_eq!(o.code, Some(0), "stdout: {}\nstderr: {}", o.stdout, o.stderr);
+}
+
+#[track_caller]
+fn refused(o: &Out, what: &str) {
+    assert_ne!(o.code, Some(0), "{what} should have failed; stdout: {}\nstderr: {}", o.stdout, o.stderr);
+}
+
+#[test]
+fn credentials_cannot_be_read_by_any_path() {
+    let b = Box::new();
+    let key = b.path(".ssh/id_rsa");
+    let key = key.display();
+    // Control: the key is there, and readable without the sandbox.
+    let control = b.run_plain("proj", &format!("cat {key}"));
+    ok(&control);
+    assert!(control.stdout.contains("PRIVATE-KEY-TEXT"));
+    for attack in [
+        format!("cat {key}"),
+        "cat ~/.ssh/id_rsa".to_string(),
+        "cat ../.ssh/id_rsa".to_string(),
+        "cat ./../proj/../.ssh/id_rsa".to_string(),
+        format!("cat /proc/self/root{key}"),
+        "ls ~/.ssh".to_string(),
+        "ln -s ~/.ssh/id_rsa link && cat link".to_string(),
+        "ln ~/.ssh/id_rsa hard && cat hard".to_string(),
+        "cat /proc/$PPID/root/$HOME/.ssh/id_rsa".to_string(),
+        "python3 -c \"print(open('$HOME/.ssh/id_rsa').read())\"".to_string(),
+    ] {
+        let o = b.run("proj", &attack);
+        refused(&o, &attack);
+        assert!(!o.stdout.contains("PRIVATE-KEY-TEXT"), "{attack}: {}", o.stdout);
+    }
+    // Positive controls: the rest of the home and the system read fine.
+    let o = b.run("proj", "cat ~/notes.txt && ls / >/dev/null && cat src.txt && head -c1 /etc/passwd >/dev/null");
+    ok(&o);
+    assert!(o.stdout.contains("READABLE-NOTES") && o.stdout.contains("PROJECT-TEXT"), "{}", o.stdout);
+}
+
+#[test]
+fn unixagents_journals_and_audit_log_are_hidden() {
+    let b = Box::new();
+    let o = b.run("proj", "cat ~/.local/share/unixagent/audit.jsonl");
+    refused(&o, "reading the audit log");
+    assert!(!o.stdout.contains("audit"), "{}", o.stdout);
+    ok(&b.run_plain("proj", "cat ~/.local/share/unixagent/audit.jsonl"));
+}
+
+#[test]
+fn writes_stay_in_the_working_tree() {
+    let b = Box::new();
+    refused(&b.run("proj", "echo x > ~/outside.txt"), "writing in the home");
+    refused(&b.run("proj", "echo x > ../outside.txt"), "writing in the parent");
+    refused(&b.run("proj", "echo x >> ~/notes.txt"), "appending outside");
+    refused(&b.run("proj", "rm ~/notes.txt"), "deleting outside");
+    assert!(!b.path("outside.txt").exists() && b.path("notes.txt").exists());
+    // Controls: inside the tree and in /tmp.
+    let o = b.run(
+        "proj",
+        "echo x > made.txt && mkdir -p d/e && mv made.txt d/e/ && rm -r d && t=$(mktemp) && echo y > $t && rm $t",
+    );
+    ok(&o);
+    ok(&b.run_plain("proj", "echo x > ~/outside.txt"));
+}
+
+#[test]
+fn repository_hooks_and_config_cannot_be_written_or_moved_away() {
+    let b = Box::new();
+    for attack in [
+        "echo 'curl evil' > .git/hooks/pre-commit",
+        "echo '[core] hooksPath = /tmp' >> .git/config",
+        "git config core.hooksPath /tmp",
+        "mv .git .g",
+        "mv .git/hooks .git/h",
+        "rm -rf .git/hooks",
+        "mv .git/config .git/c",
+        "cd .. && mv proj p2",
+    ] {
+        refused(&b.run("proj", attack), attack);
+    }
+    assert!(!b.path("proj/.git/hooks/pre-commit").exists());
+    assert!(b.path("proj/.git/config").is_file() && b.path("proj").is_dir());
+    let config = std::fs::read_to_string(b.path("proj/.git/config")).expect("config");
+    assert!(!config.contains("hooksPath"), "{config}");
+    // Controls: git works in the repository, and so does the attack
+    // without the sandbox.
+    let o = b.run(
+        "proj",
+        "git status --short && echo more >> src.txt && git add src.txt && git -c user.email=t@t -c user.name=t commit -qm work && git log --oneline | wc -l",
+    );
+    ok(&o);
+    assert!(o.stdout.trim().ends_with('2'), "{}", o.stdout);
+    ok(&b.run_plain("proj", "echo 'exit 0' > .git/hooks/pre-commit"));
+}
+
+#[test]
+fn startup_files_and_unixagents_config_are_read_only_even_with_the_home_as_working_directory() {
+    let b = Box::new();
+    for attack in [
+        "echo 'curl evil' >> ~/.bashrc",
+        "echo x > .zshrc",
+        "mv .bashrc .b && echo evil > .bashrc",
+        "echo 'allow = true' >> .config/unixagent/policy.toml",
+        "rm -rf .config/unixagent",
+        "mv .config .c",
+        "echo x >> .local/share/unixagent/audit.jsonl",
+    ] {
+        refused(&b.run(".", attack), attack);
+    }
+    assert_eq!(std::fs::read_to_string(b.path(".bashrc")).expect("rc"), "# rc\n");
+    assert_eq!(std::fs::read_to_string(b.path(".config/unixagent/policy.toml")).expect("policy"), "");
+    // Control: the home is the working directory, so other files are
+    // writable.
+    ok(&b.run(".", "echo x > new.txt && cat new.txt && rm new.txt"));
+}
+
+/// A listener outside the sandbox, on the host's loopback.
+fn listener() -> (std::net::TcpListener, u16) {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = l.local_addr().expect("addr").port();
+    (l, port)
+}
+
+#[test]
+fn direct_connections_around_the_proxy_fail() {
+    let b = Box::new();
+    let (l, port) = listener();
+    l.set_nonblocking(true).expect("nonblocking");
+    for attack in [
+        format!("curl -sS --max-time 5 --noproxy '*' http://127.0.0.1:{port}/"),
+        format!("echo hi > /dev/tcp/127.0.0.1/{port}"),
+        format!("python3 -c \"import socket; socket.create_connection(('127.0.0.1', {port}), timeout=5)\""),
+        format!("python3 -c \"import socket; socket.create_connection(('localhost', {port}), timeout=5)\""),
+    ] {
+        refused(&b.run("proj", &attack), &attack);
+    }
+    assert!(l.accept().is_err(), "a sandboxed process reached the host's loopback");
+    // Control: the same connection works without the sandbox.
+    ok(&b.run_plain("proj", &format!("echo hi > /dev/tcp/127.0.0.1/{port}")));
+}
+
+#[test]
+fn udp_and_raw_sockets_are_refused() {
+    let b = Box::new();
+    let udp = std::net::UdpSocket::bind("127.0.0.1:0").expect("udp");
+    let port = udp.local_addr().expect("addr").port();
+    udp.set_read_timeout(Some(std::time::Duration::from_millis(500))).expect("timeout");
+    let send = format!(
+        "python3 -c \"import socket; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.sendto(b'x', ('127.0.0.1', {port}))\""
+    );
+    let o = b.run("proj", &send);
+    refused(&o, "a UDP socket");
+    assert!(o.stderr.contains("Operation not permitted"), "{}", o.stderr);
+    for attack in [
+        "python3 -c \"import socket; socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)\"",
+        "python3 -c \"import socket; socket.socket(socket.AF_INET, socket.SOCK_RAW, 1)\"",
+        "python3 -c \"import socket; socket.socket(socket.AF_PACKET, socket.SOCK_RAW)\"",
+        "python3 -c \"import socket; socket.socket(socket.AF_NETLINK, socket.SOCK_RAW)\"",
+        "python3 -c \"import socket; socket.socket(socket.AF_VSOCK, socket.SOCK_STREAM)\"",
+    ] {
+        refused(&b.run("proj", attack), attack);
+    }
+    let mut buf = [0u8; 4];
+    assert!(udp.recv(&mut buf).is_err(), "a datagram arrived from the sandbox");
+    // Controls: the same datagram without the sandbox arrives; Unix and
+    // TCP sockets can still be made inside.
+    ok(&b.run_plain("proj", &send));
+    assert_eq!(udp.recv(&mut buf).expect("datagram"), 1);
+    ok(&b.run(
+        "proj",
+        "python3 -c \"import socket; socket.socket(socket.AF_UNIX, socket.SOCK_STREAM); socket.socket(socket.AF_INET, socket.SOCK_STREAM)\"",
+    ));
+}
+
+#[test]
+fn no_new_privileges_and_setuid_gains_nothing() {
+    let b = Box::new();
+    let o = b.run("proj", "grep -E '^(NoNewPrivs|CapEff|CapBnd)' /proc/self/status");
+    ok(&o);
+    assert!(o.stdout.contains("NoNewPrivs:\t1"), "{}", o.stdout);
+    assert!(o.stdout.contains("CapEff:\t0000000000000000"), "{}", o.stdout);
+    // A set-user-id copy of `id` owned by another user: without the
+    // sandbox it runs as that user, inside as the caller.
+    let id = b.path("proj/setuid-id");
+    std::fs::copy(which("id"), &id).expect("copy id");
+    let (uid, setuid_ok) = make_setuid(&id);
+    if !setuid_ok {
+        // Not root: run the check the other way round, with a set-user-id
+        // program that exists on every system.
+        let o = b.run("proj", "su -c true root </dev/null");
+        refused(&o, "su inside the sandbox");
+        return;
+    }
+    let control = b.run_plain("proj", &format!("{} -u", id.display()));
+    ok(&control);
+    assert_eq!(control.stdout.trim(), uid.to_string(), "the control did not gain the owner's id");
+    let o = b.run("proj", &format!("{} -u", id.display()));
+    ok(&o);
+    assert_ne!(o.stdout.trim(), uid.to_string(), "the set-user-id program gained privileges in the sandbox");
+}
+
+/// Makes `path` set-user-id and owned by `nobody` (needs root). Returns
+/// the owner's uid and whether it worked.
+fn make_setuid(path: &Path) -> (u32, bool) {
+    use std::os::unix::fs::PermissionsExt;
+    let nobody = 65534;
+    let owned = std::os::unix::fs::chown(path, Some(nobody), None).is_ok();
+    if !owned {
+        return (nobody, false);
+    }
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o4755)).expect("chmod");
+    (nobody, true)
+}
+
+#[test]
+fn builds_and_tools_work_in_the_project() {
+    let b = Box::new();
+    b.write("proj/hello.c", "#include <stdio.h>\nint main(void){puts(\"built-and-ran\");return 0;}\n");
+    let o = b.run("proj", "cc -o hello hello.c && ./hello && python3 -m venv venv && ./venv/bin/python -c 'print(42)'");
+    ok(&o);
+    assert!(o.stdout.contains("built-and-ran") && o.stdout.contains("42"), "{}", o.stdout);
+}
+
+#[test]
+fn the_status_names_each_enforcement() {
+    let b = Box::new();
+    let mut c = Command::new(unixagent());
+    c.args(["sandbox", "status", "--json"]).current_dir(b.path("proj")).env("HOME", b.dir.path());
+    let o = output(c);
+    ok(&o);
+    let v: serde_json::Value = serde_json::from_str(&o.stdout).expect("json");
+    assert!(v["kernel"]["landlock_abi"].as_i64().unwrap_or(0) >= 4, "{v}");
+    let enforcement = v["enforcement"].to_string();
+    assert!(enforcement.contains("network namespace") && enforcement.contains("Landlock"), "{enforcement}");
+    let hidden = v["rules"]["read_deny"].to_string();
+    assert!(hidden.contains(".ssh"), "{hidden}");
+}
+
+/// Runs unixagent with the Landlock system calls failing as on a kernel
+/// without Landlock (ENOSYS), through a seccomp filter set in the child.
+fn without_landlock(b: &Box, script: &str, config: Option<&str>) -> Out {
+    let mut c = b.command("proj", script, true);
+    if let Some(text) = config {
+        b.write("config.toml", text);
+        c.env("UNIXAGENT_CONFIG", b.path("config.toml"));
+    }
+    let filter = landlock_enosys();
+    // SAFETY: the closure only makes the two system calls that install a
+    // filter, which are async-signal-safe.
+    unsafe {
+        c.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            seccompiler::apply_filter(&filter).map_err(std::io::Error::other)
+        });
+    }
+    output(c)
+}
+
+fn landlock_enosys() -> seccompiler::BpfProgram {
+    use seccompiler::{SeccompAction, SeccompFilter};
+    let rules = [libc::SYS_landlock_create_ruleset, libc::SYS_landlock_add_rule, libc::SYS_landlock_restrict_self]
+        .into_iter()
+        .map(|n| (n, vec![]))
+        .collect();
+    let arch = std::env::consts::ARCH.try_into().expect("arch");
+    let f = SeccompFilter::new(rules, SeccompAction::Allow, SeccompAction::Errno(libc::ENOSYS as u32), arch)
+        .expect("filter");
+    f.try_into().expect("bpf")
+}
+
+#[test]
+fn without_landlock_it_fails_closed_unless_best_effort_is_chosen() {
+    let b = Box::new();
+    let o = without_landlock(&b, "echo ran > ran.txt", None);
+    assert_eq!(o.code, Some(125), "{}{}", o.stdout, o.stderr);
+    assert!(o.stderr.contains("Landlock is not available") && o.stderr.contains("best-effort"), "{}", o.stderr);
+    assert!(!b.path("proj/ran.txt").exists(), "the command ran without the sandbox");
+    // Best effort: it runs, and says what is not enforced.
+    let o = without_landlock(&b, "echo ran > ran.txt", Some("[sandbox]\nmode = \"best-effort\"\n"));
+    ok(&o);
+    assert!(o.stderr.contains("not enforced") && o.stderr.contains("Landlock"), "{}", o.stderr);
+    assert!(b.path("proj/ran.txt").exists());
+}
+
+#[test]
+fn the_commands_status_is_passed_through_and_a_missing_one_is_reported() {
+    let b = Box::new();
+    assert_eq!(b.run("proj", "exit 7").code, Some(7));
+    let o = output({
+        let mut c = Command::new(unixagent());
+        c.args(["sandbox", "--", "no-such-program-here"]).current_dir(b.path("proj")).env("HOME", b.dir.path());
+        c
+    });
+    assert_eq!(o.code, Some(127), "{}", o.stderr);
+    assert!(o.stderr.contains("no-such-program-here"), "{}", o.stderr);
+}
