@@ -164,27 +164,15 @@ fn setup(what: &str) -> impl Fn(std::io::Error) -> SandboxError + '_ {
 pub fn apply(spec: &Spec) -> Result<Enforced, SandboxError> {
     let rules = &spec.rules;
     let mut report = Enforced::default();
-    let mut missing = Vec::new();
     let abi = landlock_abi();
-    if abi < 1 {
-        missing.push("Landlock is not available in this kernel, so nothing confines the filesystem".to_string());
-    }
     let namespaces = enter_namespaces().is_ok();
-    let needs_carve_outs = carve_out_targets(rules);
+    let missing = shortfalls(abi, namespaces, rules);
     if namespaces {
-        carve_out(&needs_carve_outs)?;
+        carve_out(&carve_out_targets(rules))?;
         // The working directory still points into the mounts as they were:
         // look it up again, through the carve-outs.
         let cwd = std::env::current_dir().map_err(setup("reading the working directory"))?;
         std::env::set_current_dir(&cwd).map_err(setup("entering the working directory"))?;
-    } else if let Some(inside) = Some(inside_roots(rules, &needs_carve_outs)).filter(|v| !v.is_empty()) {
-        // Outside the write roots Landlock alone keeps hidden contents
-        // unread; inside them only the mounts protect anything.
-        let names: Vec<String> = inside.iter().take(3).map(|p| p.display().to_string()).collect();
-        missing.push(format!(
-            "user namespaces are not available, so protected paths inside a writable directory ({}) stay writable",
-            names.join(", ")
-        ));
     }
     // The network.
     let mut connect_port = None;
@@ -198,11 +186,6 @@ pub fn apply(spec: &Spec) -> Result<Enforced, SandboxError> {
             report.network = "network namespace: loopback only, no network".into();
         }
     } else {
-        if abi < 4 {
-            missing.push(
-                "neither user namespaces nor Landlock TCP rules (ABI 4) are available, so the network is open".into(),
-            );
-        }
         if let Some(plan) = &spec.proxy {
             connect_port = Some(plan.host_port);
             report.proxy_port = Some(plan.host_port);
@@ -233,6 +216,32 @@ pub fn apply(spec: &Spec) -> Result<Enforced, SandboxError> {
         }
     }
     Ok(report)
+}
+
+/// What `rules` need and a kernel with this Landlock ABI, with or without
+/// user namespaces, cannot enforce: one phrase each.
+pub fn shortfalls(landlock_abi: i32, namespaces: bool, rules: &Rules) -> Vec<String> {
+    let mut missing = Vec::new();
+    if landlock_abi < 1 {
+        missing.push("Landlock is not available in this kernel, so nothing confines the filesystem".to_string());
+    }
+    if !namespaces {
+        let targets = carve_out_targets(rules);
+        let inside = inside_roots(rules, &targets);
+        if !inside.is_empty() {
+            // Outside the write roots Landlock alone keeps hidden contents
+            // unread; inside them only the mounts protect anything.
+            let names: Vec<String> = inside.iter().take(3).map(|p| p.display().to_string()).collect();
+            missing.push(format!(
+                "user namespaces are not available, so protected paths inside a writable directory ({}) stay writable",
+                names.join(", ")
+            ));
+        }
+        if landlock_abi < 4 {
+            missing.push("neither user namespaces nor Landlock TCP rules (ABI 4) are available, so the network is open".into());
+        }
+    }
+    missing
 }
 
 /// Enters new user, mount and network namespaces, mapping our uid and gid

@@ -97,6 +97,14 @@ fn run(cli: cli::Cli, login_by_name: bool) -> anyhow::Result<i32> {
         policy_layers: agent::gate::layers(cli.policy.as_deref()).map_err(anyhow::Error::msg)?,
     };
     let stdin_tty = nix::unistd::isatty(std::io::stdin().as_fd()).unwrap_or(false);
+    // Agent work nobody watches always runs in the kernel sandbox; an
+    // interactive shell when asked (the user's own commands run there too).
+    let cwd = std::env::current_dir().unwrap_or_else(|_| std::path::PathBuf::from("/"));
+    let unattended = cli.json || !stdin_tty;
+    let sandboxed = unattended || cli.sandbox || cfg.sandbox.interactive;
+    // Compiled only when a session starts, so a broken policy never stops
+    // a plain `-c` or a piped script without `#` lines.
+    let sandbox = || sandboxed.then(|| sandbox::rules(&cfg.sandbox, &cwd));
     // A session over the shell: interactive, one-shot or batch.
     let session = |integration: bool, shell_debug: bool, oneshot, batch| session::Options {
         shell: shell.clone(),
@@ -108,6 +116,7 @@ fn run(cli: cli::Cli, login_by_name: bool) -> anyhow::Result<i32> {
         agent: agent.clone(),
         oneshot,
         batch,
+        sandbox: sandbox(),
     };
     let approval_timeout = Duration::from_secs(cfg.batch.approval_timeout_secs.max(1));
     if cli.json {

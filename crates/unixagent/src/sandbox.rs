@@ -69,6 +69,18 @@ pub fn rules(cfg: &crate::config::SandboxConfig, cwd: &Path) -> Result<Rules, St
     Ok(rules)
 }
 
+/// Refuses, with the one sentence to show, when `rules` ask for more than
+/// this kernel can enforce and the mode is enforce: the shell is then not
+/// started at all.
+pub fn check(rules: &Rules) -> Result<(), String> {
+    let support = ua_sandbox::linux::probe();
+    let missing = ua_sandbox::linux::shortfalls(support.landlock_abi, support.user_namespaces, rules);
+    if missing.is_empty() || rules.mode == Mode::BestEffort {
+        return Ok(());
+    }
+    Err(ua_sandbox::linux::SandboxError::Unsupported(missing.join("; ")).to_string())
+}
+
 /// A sandbox prepared for one process: the spec on disk for the launcher
 /// and the proxy serving it.
 #[derive(Debug)]

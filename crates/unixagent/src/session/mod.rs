@@ -60,6 +60,9 @@ pub struct Options {
     pub oneshot: Option<String>,
     /// `--json`: batch mode (see `batch`).
     pub batch: Option<BatchOptions>,
+    /// Start the shell inside the kernel sandbox with these rules (an
+    /// error: they could not be compiled, and nothing may run).
+    pub sandbox: Option<Result<ua_sandbox::Rules, String>>,
 }
 
 /// How a batch run gets its input and where its events go.
@@ -160,6 +163,23 @@ async fn run_async(opts: Options, batch: Option<BatchOptions>) -> anyhow::Result
     {
         env.push((OsString::from(crate::agent::gate::LAYERS_ENV), joined));
     }
+    // The shell starts in the sandbox: the proxy runs on this runtime for
+    // as long as the session.
+    let _sandbox = match opts.sandbox.clone() {
+        Some(rules) => {
+            let rules = rules.map_err(|e| anyhow::anyhow!("the sandbox cannot be applied: {e}"))?;
+            crate::sandbox::check(&rules).map_err(anyhow::Error::msg)?;
+            let prepared = crate::sandbox::Prepared::new(rules).map_err(anyhow::Error::msg)?;
+            let (program, args) = prepared.wrap(&launch.program, &launch.args).map_err(anyhow::Error::msg)?;
+            launch.program = program;
+            launch.args = args;
+            if batch.is_none() && (stdin_tty || !oneshot) {
+                eprintln!("{}", dim("unixagent: the shell runs in the sandbox (unixagent sandbox status says what it enforces).", colour));
+            }
+            Some(prepared)
+        }
+        None => None,
+    };
     reset_job_control_signals();
     let pty = Pty::spawn(&launch, cols, rows, &env)?;
     // Readable only: the PTY turns writable every time the shell drains
