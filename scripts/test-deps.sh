@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # Installs what the test suite drives for real: the shells (bash, zsh, fish,
 # dash), script(1) and setpriv(1) from util-linux, vim and python3 for
-# full-screen and REPL tests; the prompt frameworks and tools of the
-# dotfile tests (liquidprompt, powerline, bash-completion, zsh plugins and
-# themes, direnv, zoxide, fzf, starship, and fish 4 beside Debian 12's fish
-# 3); and for the remote tests an OpenSSH server and client on loopback
-# with scp, rsync and git over them and libnss_wrapper (the test accounts
-# live in a passwd file of the test's own). Debian and Ubuntu only;
-# elsewhere it names what is missing. Quiet, and it only installs what is
-# missing.
+# full-screen and REPL tests; curl, a real client of the sandbox's proxy;
+# the prompt frameworks and tools of the dotfile tests (liquidprompt,
+# powerline, bash-completion, zsh plugins and themes, direnv, zoxide, fzf,
+# starship, and fish 4 beside Debian 12's fish 3); and for the remote tests
+# an OpenSSH server and client on loopback with scp, rsync and git over them
+# and libnss_wrapper (the test accounts live in a passwd file of the test's
+# own). Debian and Ubuntu only; elsewhere it names what is missing. Quiet,
+# and it only installs what is missing.
 set -euo pipefail
 
 need=()
@@ -22,6 +22,7 @@ have vim || need+=(vim-nox)
 have python3 || need+=(python3)
 have tput || need+=(ncurses-bin)
 have cc || need+=(gcc)
+have curl || need+=(curl)
 # Dotfile tests (tests/e2e/bash_*.rs) load these as users do.
 have direnv || need+=(direnv)
 have fzf || need+=(fzf)
