@@ -43,6 +43,8 @@ bench:
 	$(CARGO) build --release -p unixagent
 	$(CARGO) bench -p unixagent --bench proxy
 	$(CARGO) bench -p unixagent --bench agent
+	$(CARGO) bench -p unixagent --bench sandbox
+	$(CARGO) bench -p ua-sandbox --bench proxy
 	$(CARGO) bench -p ua-policy --bench pipeline
 	$(CARGO) bench -p ua-context --bench scrub
 

@@ -394,3 +394,45 @@ fn the_commands_status_is_passed_through_and_a_missing_one_is_reported() {
     assert_eq!(o.code, Some(127), "{}", o.stderr);
     assert!(o.stderr.contains("no-such-program-here"), "{}", o.stderr);
 }
+
+/// A one-page HTTP server on the host's loopback, answering every request
+/// with `body`.
+fn http_server(body: &'static str) -> u16 {
+    let (l, port) = listener();
+    std::thread::spawn(move || {
+        for stream in l.incoming().flatten() {
+            let mut stream = stream;
+            let mut buf = [0u8; 4096];
+            let _ = std::io::Read::read(&mut stream, &mut buf);
+            let reply = format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}", body.len());
+            let _ = std::io::Write::write_all(&mut stream, reply.as_bytes());
+        }
+    });
+    port
+}
+
+#[test]
+fn the_network_is_the_proxy_and_the_proxy_is_the_allowlist() {
+    let b = Box::new();
+    let port = http_server("hello-through-the-proxy");
+    // Without allow_hosts there is no network at all, proxy included.
+    let o = b.run("proj", &format!("curl -sS --max-time 5 http://localhost:{port}/"));
+    refused(&o, "a request with no hosts allowed");
+    b.write(".config/unixagent/policy.toml", "[approval.network]\nallow_hosts = [\"localhost\"]\n");
+    // A listed name, through the proxy the environment names.
+    let o = b.run("proj", &format!("echo $HTTP_PROXY; curl -sS --max-time 5 http://localhost:{port}/"));
+    ok(&o);
+    assert!(o.stdout.contains("hello-through-the-proxy"), "{}{}", o.stdout, o.stderr);
+    assert!(o.stdout.starts_with("http://127.0.0.1:"), "{}", o.stdout);
+    // An unlisted name and an address literal are refused by the proxy.
+    let o = b.run("proj", "curl -sS --max-time 5 https://unlisted.example/");
+    assert_eq!(o.code, Some(56), "{}{}", o.stdout, o.stderr);
+    assert!(o.stderr.contains("403"), "{}", o.stderr);
+    let o = b.run("proj", &format!("curl -sS --max-time 5 -o /dev/null -w '%{{http_code}}' http://127.0.0.1:{port}/"));
+    assert_eq!(o.stdout.trim(), "403", "{}{}", o.stdout, o.stderr);
+    // And around the proxy there is still nothing.
+    refused(
+        &b.run("proj", &format!("curl -sS --max-time 5 --noproxy '*' http://localhost:{port}/")),
+        "bypassing the proxy",
+    );
+}

@@ -238,7 +238,9 @@ pub fn shortfalls(landlock_abi: i32, namespaces: bool, rules: &Rules) -> Vec<Str
             ));
         }
         if landlock_abi < 4 {
-            missing.push("neither user namespaces nor Landlock TCP rules (ABI 4) are available, so the network is open".into());
+            missing.push(
+                "neither user namespaces nor Landlock TCP rules (ABI 4) are available, so the network is open".into(),
+            );
         }
     }
     missing

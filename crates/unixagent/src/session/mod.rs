@@ -174,7 +174,13 @@ async fn run_async(opts: Options, batch: Option<BatchOptions>) -> anyhow::Result
             launch.program = program;
             launch.args = args;
             if batch.is_none() && (stdin_tty || !oneshot) {
-                eprintln!("{}", dim("unixagent: the shell runs in the sandbox (unixagent sandbox status says what it enforces).", colour));
+                eprintln!(
+                    "{}",
+                    dim(
+                        "unixagent: the shell runs in the sandbox (unixagent sandbox status says what it enforces).",
+                        colour
+                    )
+                );
             }
             Some(prepared)
         }
