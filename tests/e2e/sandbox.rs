@@ -3,8 +3,9 @@
 //! or on what is allowed. Runs through `unixagent sandbox -- bash -c …`,
 //! exactly the sandbox agent commands get.
 //!
-//! The homes live under the test target directory, not /tmp: /tmp is a
-//! write root, and a home inside it would be writable by design.
+//! The homes live in /var/tmp, not /tmp (nor a checkout that may itself
+//! be under /tmp): /tmp is a write root, and a home inside it would be
+//! writable by design.
 
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -26,7 +27,7 @@ struct Box {
 
 impl Box {
     fn new() -> Self {
-        let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+        let dir = tempfile::tempdir_in("/var/tmp").expect("tempdir in /var/tmp");
         let b = Self { dir };
         b.write(".ssh/id_rsa", "PRIVATE-KEY-TEXT\n");
         b.write(".bashrc", "# rc\n");
@@ -69,6 +70,7 @@ impl Box {
             .env_remove("XDG_CONFIG_HOME")
             .env_remove("XDG_DATA_HOME")
             .env_remove("UNIXAGENT_CONFIG")
+            .env_remove("TMPDIR")
             .env("GIT_CONFIG_NOSYSTEM", "1")
             .stdin(Stdio::null());
         c
