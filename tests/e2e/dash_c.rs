@@ -66,17 +66,26 @@ fn login_shell_use_never_recurses_into_itself() {
     assert!(stdout.starts_with("via-") && !stdout.contains("unixagent"), "{stdout}");
 }
 
+/// `unixagent --shell SHELL -c INSTRUCTION` in `home`, with no terminal
+/// and its model at `base_url`.
+fn one_shot(home: &Home, base_url: &str, shell: &std::path::Path, instruction: &str) -> std::process::Output {
+    Command::new(unixagent())
+        .arg("--shell")
+        .arg(shell)
+        .args(["-c", instruction])
+        .env("HOME", home.path())
+        .current_dir(home.path())
+        .env("ANTHROPIC_BASE_URL", base_url)
+        .env("ANTHROPIC_API_KEY", "test-key")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
 #[test]
 fn dash_c_instruction_is_a_one_shot_turn() {
     let home = Home::new();
-    let out = Command::new(unixagent())
-        .args(["--shell", "/bin/bash", "-c", "# list the files here"])
-        .env("HOME", home.path())
-        .env("ANTHROPIC_BASE_URL", home.model.base_url())
-        .env("ANTHROPIC_API_KEY", "test-key")
-        .stdin(std::process::Stdio::null())
-        .output()
-        .unwrap();
+    let out = one_shot(&home, &home.model.base_url(), "/bin/bash".as_ref(), "# list the files here");
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{stdout} {}", String::from_utf8_lossy(&out.stderr));
     assert!(stdout.contains(REPLY), "{stdout}");
@@ -91,15 +100,7 @@ fn one_shot_without_a_terminal_denies_what_would_ask_and_exits_zero() {
     let server = crate::agent::model(
         "[[turn]]\ntool_calls = [{ name = \"shell\", input = { command = \"touch made-by-agent\" } }]\n[[turn]]\ntext = \"ok\"\n",
     );
-    let out = Command::new(unixagent())
-        .args(["--shell", "/bin/bash", "-c", "# make a file"])
-        .env("HOME", home.path())
-        .current_dir(home.path())
-        .env("ANTHROPIC_BASE_URL", server.base_url())
-        .env("ANTHROPIC_API_KEY", "test-key")
-        .stdin(std::process::Stdio::null())
-        .output()
-        .unwrap();
+    let out = one_shot(&home, &server.base_url(), "/bin/bash".as_ref(), "# make a file");
     assert_eq!(out.status.code(), Some(0));
     assert!(!home.path().join("made-by-agent").exists());
     let results = crate::agent::tool_results(&crate::agent::messages(&server, 1));
@@ -273,15 +274,7 @@ status = 400
 body = '{"type":"error","error":{"type":"invalid_request_error","message":"something the server did not like"}}'
 "#,
     );
-    let out = Command::new(unixagent())
-        .args(["--shell", "/bin/bash", "-c", "# show me"])
-        .env("HOME", home.path())
-        .current_dir(home.path())
-        .env("ANTHROPIC_BASE_URL", server.base_url())
-        .env("ANTHROPIC_API_KEY", "test-key")
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
+    let out = one_shot(&home, &server.base_url(), "/bin/bash".as_ref(), "# show me");
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_ne!(out.status.code(), Some(0), "{stdout}{stderr}");
@@ -305,17 +298,7 @@ tool_calls = [{ name = "shell", input = { command = "printf no-newline-%s x" } }
 text = "all done"
 "#,
     );
-    let out = Command::new(unixagent())
-        .arg("--shell")
-        .arg(which("zsh"))
-        .args(["-c", "# show me"])
-        .env("HOME", home.path())
-        .current_dir(home.path())
-        .env("ANTHROPIC_BASE_URL", server.base_url())
-        .env("ANTHROPIC_API_KEY", "test-key")
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
+    let out = one_shot(&home, &server.base_url(), &which("zsh"), "# show me");
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
     let line = stdout.lines().find(|l| l.contains("no-newline-x")).unwrap_or_else(|| panic!("{stdout:?}"));

@@ -201,7 +201,7 @@ pub fn apply(spec: &Spec) -> Result<Enforced, SandboxError> {
         return Err(SandboxError::Unsupported(missing.join("; ")));
     }
     report.gaps = missing;
-    landlock(rules, !namespaces, connect_port, &mut report)?;
+    landlock(rules, abi, !namespaces, connect_port, &mut report)?;
     seccomp()?;
     drop_root_capabilities()?;
     if let Some(port) = report.proxy_port {
@@ -441,6 +441,7 @@ fn hand_over_listener(handoff: &Path) -> Result<u16, SandboxError> {
 /// Applies the Landlock ruleset.
 fn landlock(
     rules: &Rules,
+    abi: i32,
     restrict_tcp: bool,
     connect_port: Option<u16>,
     report: &mut Enforced,
@@ -483,7 +484,6 @@ fn landlock(
         created = created.add_rule(NetPort::new(port, AccessNet::ConnectTcp)).map_err(ll)?;
     }
     let status = created.restrict_self().map_err(ll)?;
-    let abi = landlock_abi();
     report.filesystem = match status.ruleset {
         RulesetStatus::FullyEnforced => format!("Landlock ABI {abi}"),
         RulesetStatus::PartiallyEnforced => {

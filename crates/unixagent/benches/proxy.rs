@@ -31,6 +31,9 @@ use nix::fcntl::{FcntlArg, FdFlag, fcntl};
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 use nix::pty::{Winsize, openpty};
 
+#[path = "support/release.rs"]
+mod release;
+
 /// The prompt every shell draws; seeing it means the shell waits for input.
 const PROMPT: &[u8] = b"UA-BENCH> ";
 /// Printed by `echo UA_""END` after the big `cat`; the file never contains
@@ -277,7 +280,7 @@ impl Rig {
         };
         let bash = find("bash", "bash")?;
         let script = find("script", "util-linux's script (Debian package bsdutils)")?;
-        let unixagent = release_binary()?;
+        let unixagent = release::release_binary()?;
         let home = tempfile::tempdir().context("creating a temporary home directory")?;
         std::fs::write(home.path().join(".bashrc"), "PS1='UA-BENCH> '\nHISTFILE=~/.bash_history\n")
             .context("writing the benchmark .bashrc")?;
@@ -313,25 +316,6 @@ impl Rig {
             .current_dir(home);
         cmd
     }
-}
-
-/// The release build of unixagent, which `make bench` has just built.
-fn release_binary() -> anyhow::Result<PathBuf> {
-    if let Some(bin) = std::env::var_os("UA_BENCH_BIN") {
-        return Ok(PathBuf::from(bin));
-    }
-    // Cargo runs benchmarks in the package directory; a relative target
-    // directory is relative to the workspace, where `make` runs cargo.
-    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let target = match std::env::var_os("CARGO_TARGET_DIR") {
-        Some(dir) => workspace.join(dir),
-        None => workspace.join("target"),
-    };
-    let bin = target.join("release").join("unixagent");
-    if !bin.is_file() {
-        bail!("{} does not exist; run `make bench`, or `cargo build --release -p unixagent` first", bin.display());
-    }
-    Ok(bin)
 }
 
 /// One contender running in a PTY whose master side this program reads.

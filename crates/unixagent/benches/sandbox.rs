@@ -13,12 +13,15 @@
 //! else `target/release/unixagent`); `UA_BENCH_QUICK=1` runs a short
 //! version.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+#[path = "support/release.rs"]
+mod release;
+
 fn main() -> anyhow::Result<()> {
-    let bin = release_binary()?;
+    let bin = release::release_binary()?;
     let quick = std::env::var_os("UA_BENCH_QUICK").is_some();
     let home = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR"))?;
     let (rounds, loop_n) = if quick { (20, 50) } else { (200, 500) };
@@ -57,16 +60,4 @@ fn row(name: &str, v: &mut [Duration]) {
     v.sort();
     let at = |q: f64| v[((v.len() as f64 - 1.0) * q).round() as usize];
     println!("{name:<44} {:>8.3}ms {:>8.3}ms", at(0.5).as_secs_f64() * 1e3, at(0.99).as_secs_f64() * 1e3);
-}
-
-/// The release build of unixagent, which `make bench` has just built.
-fn release_binary() -> anyhow::Result<PathBuf> {
-    if let Some(bin) = std::env::var_os("UA_BENCH_BIN") {
-        return Ok(PathBuf::from(bin));
-    }
-    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let target = std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| workspace.join("target"), |d| workspace.join(d));
-    let bin = target.join("release").join("unixagent");
-    anyhow::ensure!(bin.is_file(), "{} does not exist; run `make bench` first", bin.display());
-    Ok(bin)
 }

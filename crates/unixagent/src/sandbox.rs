@@ -243,56 +243,28 @@ pub fn run(cfg: &crate::config::SandboxConfig, command: &[OsString]) -> i32 {
         eprintln!("unixagent: sandbox needs a command: unixagent sandbox -- COMMAND [ARGS…]");
         return 2;
     };
-    let cwd = match std::env::current_dir() {
-        Ok(d) => d,
-        Err(e) => {
-            eprintln!("unixagent: the sandbox cannot be applied: reading the current directory: {e}");
-            return REFUSED;
-        }
-    };
-    let rules = match rules(cfg, &cwd) {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("unixagent: the sandbox cannot be applied: {e}");
-            return REFUSED;
-        }
-    };
-    let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("unixagent: the sandbox cannot be applied: {e}");
-            return REFUSED;
-        }
-    };
+    run_sandboxed(cfg, Path::new(program), args).unwrap_or_else(|e| {
+        eprintln!("unixagent: the sandbox cannot be applied: {e}");
+        REFUSED
+    })
+}
+
+fn run_sandboxed(cfg: &crate::config::SandboxConfig, program: &Path, args: &[OsString]) -> Result<i32, String> {
+    let cwd = std::env::current_dir().map_err(|e| format!("reading the current directory: {e}"))?;
+    let rules = rules(cfg, &cwd)?;
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| e.to_string())?;
     rt.block_on(async {
-        let prepared = match Prepared::new(rules) {
-            Ok(p) => p,
-            Err(e) => {
-                eprintln!("unixagent: the sandbox cannot be applied: {e}");
-                return REFUSED;
-            }
-        };
-        let (me, argv) = match prepared.wrap(Path::new(program), args) {
-            Ok(w) => w,
-            Err(e) => {
-                eprintln!("unixagent: the sandbox cannot be applied: {e}");
-                return REFUSED;
-            }
-        };
-        let child = std::process::Command::new(me).args(argv).spawn();
-        let mut child = match child {
-            Ok(c) => c,
-            Err(e) => {
-                eprintln!("unixagent: the sandbox cannot be applied: starting the launcher: {e}");
-                return REFUSED;
-            }
-        };
+        let prepared = Prepared::new(rules)?;
+        let (me, argv) = prepared.wrap(program, args)?;
+        let mut child =
+            std::process::Command::new(me).args(argv).spawn().map_err(|e| format!("starting the launcher: {e}"))?;
         // The proxy runs on this thread's runtime while the child runs.
         let status = tokio::task::spawn_blocking(move || child.wait()).await;
         drop(prepared);
         match status {
-            Ok(Ok(s)) => exit_status(s),
-            _ => REFUSED,
+            Ok(Ok(s)) => Ok(exit_status(s)),
+            Ok(Err(e)) => Err(format!("waiting for the command: {e}")),
+            Err(e) => Err(format!("waiting for the command: {e}")),
         }
     })
 }
@@ -361,16 +333,15 @@ fn enforcement(s: &ua_sandbox::linux::Support, r: &Rules) -> Vec<(&'static str, 
             "Landlock ABI {abi}; protected paths inside writable directories NOT protected (no user namespaces)"
         ),
     };
-    let net = match (r.network(), s.user_namespaces, s.landlock_abi >= 4) {
-        (_, true, _) if r.network() => {
-            "network namespace with loopback only; HTTP(S) through the allowlisting proxy".to_string()
-        }
-        (_, true, _) => "network namespace with loopback only; no network".to_string(),
-        (true, false, true) => {
-            "Landlock TCP rule: the proxy's port only, on any address (weaker: no user namespaces)".into()
-        }
-        (false, false, true) => "Landlock TCP rule: no connections".into(),
-        (_, false, false) => "not enforced: neither user namespaces nor Landlock TCP rules".into(),
+    let reach = if r.network() { "HTTP(S) through the allowlisting proxy" } else { "no network" };
+    let net = if s.user_namespaces {
+        format!("network namespace with loopback only; {reach}")
+    } else if s.landlock_abi >= 4 && r.network() {
+        "Landlock TCP rule: the proxy's port only, on any address (weaker: no user namespaces)".to_string()
+    } else if s.landlock_abi >= 4 {
+        "Landlock TCP rule: no connections (no user namespaces)".to_string()
+    } else {
+        "not enforced: neither user namespaces nor Landlock TCP rules".to_string()
     };
     let sc = if s.seccomp {
         "seccomp: no UDP, raw, packet, netlink or vsock sockets; no io_uring"
