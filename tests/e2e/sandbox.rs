@@ -438,3 +438,115 @@ fn the_network_is_the_proxy_and_the_proxy_is_the_allowlist() {
         "bypassing the proxy",
     );
 }
+
+/// `unixagent --json` in the box's project against `server`, judge off,
+/// stdin piped: `instruction` is sent, every approval request is allowed,
+/// and the lines of stdout come back once unixagent has exited.
+fn batch(b: &Box, server: &ua_testkit::provider::FakeProvider, instruction: &str, filter: bool) -> (Out, Vec<Value>) {
+    use std::io::{BufRead as _, Write as _};
+    b.write(".config/unixagent/config.toml", "[judge]\nmode = \"off\"\n");
+    let mut c = Command::new(unixagent());
+    c.args(["--shell", "/bin/bash", "--json"])
+        .current_dir(b.path("proj"))
+        .env("HOME", b.dir.path())
+        .env_remove("XDG_CONFIG_HOME")
+        .env_remove("XDG_DATA_HOME")
+        .env_remove("UNIXAGENT_CONFIG")
+        .env_remove("UNIXAGENT_SESSION")
+        .env_remove("TMPDIR")
+        .env("ANTHROPIC_BASE_URL", server.base_url())
+        .env("ANTHROPIC_API_KEY", "test-key")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    if filter {
+        let filter = landlock_enosys();
+        // SAFETY: as in `without_landlock`.
+        unsafe {
+            c.pre_exec(move || {
+                if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                seccompiler::apply_filter(&filter).map_err(std::io::Error::other)
+            });
+        }
+    }
+    let mut child = c.spawn().expect("unixagent starts");
+    let mut input = child.stdin.take();
+    if let Some(i) = input.as_mut() {
+        let _ = writeln!(i, "{}", serde_json::json!({ "type": "instruction", "text": instruction }));
+    }
+    let mut stdout = String::new();
+    let mut lines: Vec<Value> = Vec::new();
+    for line in std::io::BufReader::new(child.stdout.take().expect("stdout")).lines() {
+        let Ok(line) = line else { break };
+        let v: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}"));
+        if v["type"] == "approval_request"
+            && let Some(i) = input.as_mut()
+        {
+            let _ = writeln!(i, "{}", serde_json::json!({ "type": "approval", "id": v["id"], "decision": "allow" }));
+        }
+        if v["type"] == "text" {
+            // The turn is over: no more input.
+            input = None;
+        }
+        stdout.push_str(&line);
+        stdout.push('\n');
+        lines.push(v);
+    }
+    drop(input);
+    let o = child.wait_with_output().expect("unixagent runs");
+    (Out { code: o.status.code(), stdout, stderr: String::from_utf8_lossy(&o.stderr).into_owned() }, lines)
+}
+
+use serde_json::Value;
+
+#[test]
+fn a_batch_run_the_kernel_cannot_sandbox_ends_with_an_error_and_a_result() {
+    let b = Box::new();
+    let server = crate::agent::model("[[turn]]\ntext = \"should not be asked\"\n");
+    let (o, lines) = batch(&b, &server, "list files", true);
+    assert_eq!(o.code, Some(125), "{}{}", o.stdout, o.stderr);
+    let kinds: Vec<&str> = lines.iter().filter_map(|v| v["type"].as_str()).collect();
+    assert_eq!(kinds, ["error", "result"], "{}", o.stdout);
+    assert_eq!(lines[0]["kind"], "sandbox");
+    assert!(lines[0]["message"].as_str().is_some_and(|m| m.contains("Landlock")), "{}", o.stdout);
+    assert_eq!(lines[1]["status"], "error");
+    assert_eq!(lines[1]["exit_code"], 125);
+    assert!(server.requests().is_empty(), "the model was asked although nothing could run");
+}
+
+#[test]
+fn a_command_the_sandbox_refuses_is_named_to_the_model() {
+    let b = Box::new();
+    let server = crate::agent::model(
+        "[[turn]]\ntool_calls = [{ id = \"t1\", name = \"shell\", input = { command = \"touch ../outside.txt\" } }]\n[[turn]]\ntext = \"done\"\n",
+    );
+    let (o, _) = batch(&b, &server, "make a file", false);
+    assert!(!b.path("outside.txt").exists(), "the write outside the project went through");
+    let results = crate::agent::tool_results(&crate::agent::messages(&server, 1));
+    let (text, is_error) = &results[0];
+    assert!(*is_error, "{text}");
+    let outside = b.path("outside.txt");
+    let want = format!("[sandbox: {}: outside the directories the sandbox lets commands write", outside.display());
+    assert!(text.contains(&want), "{text}\n---\n{}{}", o.stdout, o.stderr);
+    assert!(text.contains(&b.path("proj").display().to_string()), "the writable directories are named: {text}");
+}
+
+#[test]
+fn an_interactive_shell_starts_without_the_sandbox_it_asked_for_but_the_agent_runs_nothing() {
+    // unixagent may be the login shell: a sandbox that cannot be applied
+    // must not lock anyone out, and must not let the agent run unconfined.
+    let home = Home::new();
+    home.write(".config/unixagent/config.toml", "[sandbox]\nmode = \"strict\"\n[judge]\nmode = \"off\"\n");
+    let mut t = home.spawn("bash").arg("--sandbox").start();
+    wait_prompt(&t, 1);
+    t.wait_text("agent commands will not run");
+    assert!(t.screen_text().contains("sandbox.mode = \"strict\""), "{}", t.screen_text());
+    t.send("echo shell-$((6*7))\r");
+    t.wait_text("shell-42");
+    t.send("# list the files\r");
+    t.wait_text("agent commands do not run here");
+    wait_prompt(&t, 3);
+    assert!(home.model.requests().is_empty(), "the model was asked although nothing could run");
+}

@@ -12,11 +12,14 @@
 //!   network for a sandboxed process.
 //! - `linux`: Landlock, seccomp and namespaces, applied in a launcher
 //!   that then runs the sandboxed program.
+//! - [`explain`]: which rule a failed command ran into, read from its
+//!   error messages and the proxy's refusals.
 //! - [`seatbelt`]: the rules as a macOS Seatbelt (SBPL) profile, a pure
 //!   function.
 //!
 //! This crate depends on no other unixagent crate.
 
+pub mod explain;
 #[cfg(target_os = "linux")]
 pub mod linux;
 pub mod proxy;

@@ -81,6 +81,9 @@ pub fn check(rules: &Rules) -> Result<(), String> {
     Err(ua_sandbox::linux::SandboxError::Unsupported(missing.join("; ")).to_string())
 }
 
+/// Where the proxy reports what it let through and what it refused.
+pub type Decisions = tokio::sync::mpsc::UnboundedSender<ua_sandbox::proxy::Decision>;
+
 /// A sandbox prepared for one process: the spec on disk for the launcher
 /// and the proxy serving it.
 #[derive(Debug)]
@@ -112,8 +115,9 @@ impl Drop for Prepared {
 
 impl Prepared {
     /// Writes the spec for `rules` and, when hosts are allowed, starts the
-    /// proxy on the current tokio runtime.
-    pub fn new(rules: Rules) -> Result<Self, String> {
+    /// proxy on the current tokio runtime; `decisions` hears of every
+    /// request it decides on.
+    pub fn new(rules: Rules, decisions: Option<Decisions>) -> Result<Self, String> {
         let dir = private_dir()?;
         let mut proxy = None;
         let mut plan = None;
@@ -127,8 +131,9 @@ impl Prepared {
             let handoff =
                 tokio::net::UnixListener::bind(&handoff_path).map_err(|e| format!("starting the proxy: {e}"))?;
             let a = Arc::clone(&allow);
-            let host = tokio::spawn(async move { ua_sandbox::proxy::serve(host, a, None).await });
-            let handoff = tokio::spawn(async move { serve_handed_over(handoff, allow).await });
+            let d = decisions.clone();
+            let host = tokio::spawn(async move { ua_sandbox::proxy::serve(host, a, d).await });
+            let handoff = tokio::spawn(async move { serve_handed_over(handoff, allow, decisions).await });
             proxy = Some(ProxyTasks { host, handoff });
             plan = Some(ua_sandbox::linux::ProxyPlan { host_port, handoff: handoff_path });
         }
@@ -150,13 +155,18 @@ impl Prepared {
 
 /// Takes the listening sockets launchers make inside their network
 /// namespaces and serves the proxy on each.
-async fn serve_handed_over(handoff: tokio::net::UnixListener, allow: Arc<ua_sandbox::proxy::Allowlist>) {
+async fn serve_handed_over(
+    handoff: tokio::net::UnixListener,
+    allow: Arc<ua_sandbox::proxy::Allowlist>,
+    decisions: Option<Decisions>,
+) {
     while let Ok((stream, _)) = handoff.accept().await {
         let Ok(std) = stream.into_std() else { continue };
         let Ok(listener) = tokio::task::spawn_blocking(move || receive_listener(&std)).await else { continue };
         let Some(listener) = listener else { continue };
         let a = Arc::clone(&allow);
-        tokio::spawn(async move { ua_sandbox::proxy::serve(listener, a, None).await });
+        let d = decisions.clone();
+        tokio::spawn(async move { ua_sandbox::proxy::serve(listener, a, d).await });
     }
 }
 
@@ -254,7 +264,7 @@ fn run_sandboxed(cfg: &crate::config::SandboxConfig, program: &Path, args: &[OsS
     let rules = rules(cfg, &cwd)?;
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| e.to_string())?;
     rt.block_on(async {
-        let prepared = Prepared::new(rules)?;
+        let prepared = Prepared::new(rules, None)?;
         let (me, argv) = prepared.wrap(program, args)?;
         let mut child =
             std::process::Command::new(me).args(argv).spawn().map_err(|e| format!("starting the launcher: {e}"))?;

@@ -13,6 +13,7 @@
 //! unixagent's bookkeeping.
 
 use std::ffi::OsString;
+use std::io::Write as _;
 use std::os::fd::{AsFd, OwnedFd};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -165,25 +166,33 @@ async fn run_async(opts: Options, batch: Option<BatchOptions>) -> anyhow::Result
     }
     // The shell starts in the sandbox: the proxy runs on this runtime for
     // as long as the session.
+    let mut watch = None;
+    let mut blocked = None;
     let _sandbox = match opts.sandbox.clone() {
-        Some(rules) => {
-            let rules = rules.map_err(|e| anyhow::anyhow!("the sandbox cannot be applied: {e}"))?;
-            crate::sandbox::check(&rules).map_err(anyhow::Error::msg)?;
-            let prepared = crate::sandbox::Prepared::new(rules).map_err(anyhow::Error::msg)?;
-            let (program, args) = prepared.wrap(&launch.program, &launch.args).map_err(anyhow::Error::msg)?;
-            launch.program = program;
-            launch.args = args;
-            if batch.is_none() && (stdin_tty || !oneshot) {
-                eprintln!(
-                    "{}",
-                    dim(
-                        "unixagent: the shell runs in the sandbox (unixagent sandbox status says what it enforces).",
-                        colour
-                    )
-                );
+        Some(rules) => match start_sandbox(rules, &mut launch) {
+            Ok((prepared, w)) => {
+                watch = Some(w);
+                if batch.is_none() && (stdin_tty || !oneshot) {
+                    eprintln!(
+                        "{}",
+                        dim(
+                            "unixagent: the shell runs in the sandbox (unixagent sandbox status says what it enforces).",
+                            colour
+                        )
+                    );
+                }
+                Some(prepared)
             }
-            Some(prepared)
-        }
+            // Work nobody watches does not start at all.
+            Err(why) if batch.is_some() || oneshot => return Ok(refuse_to_start(&why, batch.as_ref())),
+            // An interactive shell still starts (unixagent may be the
+            // login shell), but the agent runs no command in it.
+            Err(why) => {
+                eprintln!("unixagent: the sandbox cannot be applied, so agent commands will not run: {why}");
+                blocked = Some(format!("the sandbox cannot be applied ({why})"));
+                None
+            }
+        },
         None => None,
     };
     reset_job_control_signals();
@@ -241,6 +250,8 @@ async fn run_async(opts: Options, batch: Option<BatchOptions>) -> anyhow::Result
         batch_rx: None,
     };
     s.agent.journal = journal;
+    s.agent.sandbox = watch;
+    s.agent.blocked = blocked;
     if let Some(opts) = batch {
         let (b, rx) = batch::Batch::new(opts);
         s.batch = Some(b);
@@ -270,6 +281,47 @@ async fn run_async(opts: Options, batch: Option<BatchOptions>) -> anyhow::Result
     s.journal(ua_protocol::journal::JournalEntry::SessionEnd { exit_code: Some(code) });
     drop(raw);
     Ok(code)
+}
+
+/// Prepares the sandbox for the shell and points `launch` at it.
+fn start_sandbox(
+    rules: Result<ua_sandbox::Rules, String>,
+    launch: &mut integration::Launch,
+) -> Result<(crate::sandbox::Prepared, agent::SandboxWatch), String> {
+    let rules = rules?;
+    crate::sandbox::check(&rules)?;
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    let prepared = crate::sandbox::Prepared::new(rules.clone(), Some(tx))?;
+    let (program, args) = prepared.wrap(&launch.program, &launch.args)?;
+    launch.program = program;
+    launch.args = args;
+    Ok((prepared, agent::SandboxWatch { rules, decisions: rx }))
+}
+
+/// The run ends before the shell starts: one line on stderr and, for
+/// `--json`, an `error` and a `result` event. Returns the exit status.
+fn refuse_to_start(why: &str, batch: Option<&BatchOptions>) -> i32 {
+    let message = format!("the sandbox cannot be applied, so nothing runs: {why}");
+    eprintln!("unixagent: {message}");
+    if batch.is_some_and(|b| b.plain.is_none()) {
+        use ua_protocol::agent::{AgentEvent, RunStatus, TokenUsage};
+        let events = [
+            AgentEvent::Error { message, kind: "sandbox".into() },
+            AgentEvent::Result {
+                status: RunStatus::Error,
+                exit_code: crate::sandbox::REFUSED,
+                usage: TokenUsage::default(),
+                commands: 0,
+            },
+        ];
+        let mut out = std::io::stdout().lock();
+        for e in events {
+            if let Ok(line) = serde_json::to_string(&e) {
+                let _ = writeln!(out, "{line}");
+            }
+        }
+    }
+    crate::sandbox::REFUSED
 }
 
 /// Job control needs SIGTSTP, SIGTTIN and SIGTTOU at their defaults in the

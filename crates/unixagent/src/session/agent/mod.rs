@@ -217,6 +217,33 @@ pub(super) struct AgentSide {
     call_stop: Option<StopReason>,
     /// Tokens used this session against `max_tokens_per_session`.
     budget: SessionBudget,
+    /// The shell runs in the kernel sandbox: its rules and the proxy's
+    /// decisions, to say when a command ran into them.
+    pub(super) sandbox: Option<SandboxWatch>,
+    /// Why agent commands may not run at all in this session (the sandbox
+    /// asked for could not be applied); each instruction is answered with
+    /// it.
+    pub(super) blocked: Option<String>,
+}
+
+/// What a sandboxed session knows of its sandbox.
+#[derive(Debug)]
+pub(in crate::session) struct SandboxWatch {
+    pub rules: ua_sandbox::Rules,
+    pub decisions: tokio::sync::mpsc::UnboundedReceiver<ua_sandbox::proxy::Decision>,
+}
+
+impl SandboxWatch {
+    /// The proxy's refusals since the last call.
+    pub fn refusals(&mut self) -> Vec<ua_sandbox::proxy::Decision> {
+        let mut out = Vec::new();
+        while let Ok(d) = self.decisions.try_recv() {
+            if !d.allowed {
+                out.push(d);
+            }
+        }
+        out
+    }
 }
 
 impl std::fmt::Debug for AgentSide {
@@ -298,6 +325,8 @@ impl AgentSide {
             call_usage: None,
             call_stop: None,
             budget: SessionBudget::new(opts_limit),
+            sandbox: None,
+            blocked: None,
         }
     }
 
@@ -426,6 +455,16 @@ impl Session {
         }
         if text.trim().is_empty() {
             // A lone `#` with nothing paused: just a fresh prompt.
+            self.state.line_ended();
+            self.send(b"\r");
+            return;
+        }
+        if let Some(why) = self.agent.blocked.clone() {
+            self.agent.render.set_line_start(true);
+            self.emit(AgentEvent::Error {
+                message: format!("agent commands do not run here: {why}"),
+                kind: "sandbox".into(),
+            });
             self.state.line_ended();
             self.send(b"\r");
             return;

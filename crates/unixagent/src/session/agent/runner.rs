@@ -183,6 +183,10 @@ impl Session {
         if let Some(r) = self.agent.running.as_mut().filter(|r| !r.started) {
             r.started = true;
             self.agent.view = View::Command;
+            // Refusals from before this command are not its own.
+            if let Some(w) = self.agent.sandbox.as_mut() {
+                w.refusals();
+            }
         }
     }
 
@@ -234,6 +238,7 @@ impl Session {
             let secs = self.agent.opts.command_timeout.as_secs();
             output.push_str(&format!("\n[interrupted by unixagent: still running after {secs} s]"));
         }
+        self.explain_sandbox(&mut output, code);
         let framed = frame_tool_output(Some(code), &output, truncated);
         self.journal(JournalEntry::ToolResult {
             turn: self.agent.turn_no,
@@ -255,6 +260,23 @@ impl Session {
         };
         let effects = self.turn_input(|t| t.command_ended(code, framed, status));
         self.apply(effects);
+    }
+
+    /// Adds to a command's output what the sandbox may have refused it,
+    /// and shows the person the refusals it can name.
+    fn explain_sandbox(&mut self, output: &mut String, code: i32) {
+        let cwd = self.cwd();
+        let Some(w) = self.agent.sandbox.as_mut() else { return };
+        let refused = w.refusals();
+        let lines = ua_sandbox::explain::explain(&w.rules, std::path::Path::new(&cwd), output, &refused, code != 0);
+        for line in &lines {
+            output.push_str(&format!("\n[sandbox: {line}]"));
+        }
+        let named: Vec<&String> = lines.iter().filter(|l| !l.starts_with("this command ran in")).collect();
+        if !named.is_empty() {
+            let text = named.iter().map(|l| format!("sandbox: {l}")).collect::<Vec<_>>().join("\r\n");
+            self.notice(text);
+        }
     }
 
     pub(in crate::session) fn agent_deadlines(&mut self, now: Instant) {
