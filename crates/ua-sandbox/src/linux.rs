@@ -205,12 +205,12 @@ pub fn apply(spec: &Spec) -> Result<Enforced, SandboxError> {
     seccomp()?;
     drop_root_capabilities()?;
     if let Some(port) = report.proxy_port {
-        let url = format!("http://127.0.0.1:{port}");
-        for var in ["HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"] {
+        let url = crate::proxy::url(port);
+        for var in crate::proxy::PROXY_VARS {
             // SAFETY: the launcher is single-threaded.
             unsafe { std::env::set_var(var, &url) };
         }
-        for var in ["NO_PROXY", "no_proxy"] {
+        for var in crate::proxy::NO_PROXY_VARS {
             // SAFETY: as above.
             unsafe { std::env::remove_var(var) };
         }

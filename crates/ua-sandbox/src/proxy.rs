@@ -52,6 +52,16 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 /// could lose the answer that says why.
 const LINGER: Duration = Duration::from_secs(1);
 
+/// The variables that point clients at the proxy.
+pub const PROXY_VARS: &[&str] = &["HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"];
+/// The variables that would let clients go around it; removed.
+pub const NO_PROXY_VARS: &[&str] = &["NO_PROXY", "no_proxy"];
+
+/// The proxy's URL for the variables, when it listens on loopback `port`.
+pub fn url(port: u16) -> String {
+    format!("http://127.0.0.1:{port}")
+}
+
 /// One request the proxy decided on, for the journal and `sandbox status`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Decision {

@@ -63,6 +63,26 @@ pub fn command(rules: &Rules, proxy_port: Option<u16>, command: &[OsString]) -> 
     argv
 }
 
+/// Where macOS keeps `env`, named in full like [`SANDBOX_EXEC`].
+pub const ENV: &str = "/usr/bin/env";
+
+/// [`command`] with the proxy variables set for `command` (through
+/// `env`, which runs inside the profile): what unixagent runs on macOS.
+/// The Linux launcher sets the same variables itself.
+pub fn command_with_proxy(rules: &Rules, proxy_port: Option<u16>, command: &[OsString]) -> Vec<OsString> {
+    let mut inner: Vec<OsString> = vec![ENV.into()];
+    if let Some(port) = proxy_port {
+        for var in crate::proxy::NO_PROXY_VARS {
+            inner.extend(["-u".into(), (*var).into()]);
+        }
+        let url = crate::proxy::url(port);
+        inner.extend(crate::proxy::PROXY_VARS.iter().map(|var| OsString::from(format!("{var}={url}"))));
+    }
+    inner.push("--".into());
+    inner.extend(command.iter().cloned());
+    self::command(rules, proxy_port, &inner)
+}
+
 /// The SBPL profile enforcing `rules`; `proxy_port` is the loopback port of
 /// the allowlisting proxy when the network is allowed (`None`: no network
 /// at all).

@@ -396,3 +396,19 @@ fn command_runs_sandbox_exec_with_the_profile_then_the_command() {
     assert_eq!(argv[2], OsString::from(profile(&project(), Some(8080))));
     assert_eq!(argv[3..], ["--", "bash", "-c", "echo $HOME"]);
 }
+
+#[test]
+fn the_proxy_variables_are_set_inside_the_profile_and_no_proxy_is_dropped() {
+    let cmd: Vec<OsString> = vec!["curl".into(), "https://example.com".into()];
+    let argv = command_with_proxy(&with_hosts(), Some(3128), &cmd);
+    assert_eq!(argv[..4], ["/usr/bin/sandbox-exec", "-p", &profile(&with_hosts(), Some(3128)), "--"]);
+    let inner: Vec<String> = argv[4..].iter().map(|a| a.to_string_lossy().into_owned()).collect();
+    assert_eq!(inner[..5], ["/usr/bin/env", "-u", "NO_PROXY", "-u", "no_proxy"]);
+    for var in ["HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"] {
+        assert!(inner.contains(&format!("{var}=http://127.0.0.1:3128")), "{var}: {inner:?}");
+    }
+    assert_eq!(inner[inner.len() - 3..], ["--", "curl", "https://example.com"]);
+    // Without a network there is no proxy to point at.
+    let argv = command_with_proxy(&project(), None, &cmd);
+    assert_eq!(argv[4..], ["/usr/bin/env", "--", "curl", "https://example.com"]);
+}

@@ -27,6 +27,7 @@ use clap::Parser;
 fn main() -> ExitCode {
     // The sandbox launcher first, while the process is single-threaded.
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    #[cfg(target_os = "linux")]
     if args.get(1).is_some_and(|a| a == sandbox::LAUNCHER) {
         return ExitCode::from(u8::try_from(sandbox::launcher(&args[2..])).unwrap_or(1));
     }

@@ -2,11 +2,13 @@
 //! config and the policy, the launcher that applies them and runs the
 //! shell or a command, and `unixagent sandbox status` / `sandbox -- CMD`.
 //!
-//! A sandboxed process is started as `unixagent __sandbox-exec SPEC --
-//! PROGRAM ARGS…`: that launcher reads the spec (then deletes it), applies
-//! it to itself (`ua_sandbox::linux::apply`) and execs PROGRAM, which
-//! keeps the launcher's process id, terminal and environment. The parent
-//! runs the allowlisting proxy for it.
+//! On Linux a sandboxed process is started as `unixagent __sandbox-exec
+//! SPEC -- PROGRAM ARGS…`: that launcher reads the spec (then deletes it),
+//! applies it to itself (`ua_sandbox::linux::apply`) and execs PROGRAM,
+//! which keeps the launcher's process id, terminal and environment. On
+//! macOS it is started as `sandbox-exec -p PROFILE -- env PROXY… PROGRAM
+//! ARGS…` with the profile `ua_sandbox::seatbelt` compiles from the same
+//! rules. Either way the parent runs the allowlisting proxy for it.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -14,7 +16,7 @@ use std::sync::Arc;
 
 use ua_sandbox::rules::{HostPattern, HostRule, Mode, PathRule, Places, Rules};
 
-/// The hidden subcommand that applies a spec and execs.
+/// The hidden subcommand that applies a spec and execs (Linux).
 pub const LAUNCHER: &str = "__sandbox-exec";
 
 /// Exit status when the sandbox cannot be applied (the command did not
@@ -72,6 +74,7 @@ pub fn rules(cfg: &crate::config::SandboxConfig, cwd: &Path) -> Result<Rules, St
 /// Refuses, with the one sentence to show, when `rules` ask for more than
 /// this kernel can enforce and the mode is enforce: the shell is then not
 /// started at all.
+#[cfg(target_os = "linux")]
 pub fn check(rules: &Rules) -> Result<(), String> {
     let support = ua_sandbox::linux::probe();
     let missing = ua_sandbox::linux::shortfalls(support.landlock_abi, support.user_namespaces, rules);
@@ -81,29 +84,48 @@ pub fn check(rules: &Rules) -> Result<(), String> {
     Err(ua_sandbox::linux::SandboxError::Unsupported(missing.join("; ")).to_string())
 }
 
+/// Refuses when macOS has no `sandbox-exec` (best-effort mode has nothing
+/// weaker to fall back on, so it refuses too).
+#[cfg(target_os = "macos")]
+pub fn check(_rules: &Rules) -> Result<(), String> {
+    if Path::new(ua_sandbox::seatbelt::SANDBOX_EXEC).exists() {
+        Ok(())
+    } else {
+        Err(format!("{} is missing, so Seatbelt cannot be applied", ua_sandbox::seatbelt::SANDBOX_EXEC))
+    }
+}
+
 /// Where the proxy reports what it let through and what it refused.
 pub type Decisions = tokio::sync::mpsc::UnboundedSender<ua_sandbox::proxy::Decision>;
 
-/// A sandbox prepared for one process: the spec on disk for the launcher
-/// and the proxy serving it.
+/// Where a process is confined.
+#[derive(Debug)]
+enum Confine {
+    /// Linux: unixagent's own launcher applies the spec in this file.
+    Launcher { spec: PathBuf },
+    /// macOS: `sandbox-exec` with the profile compiled from these rules.
+    #[cfg_attr(not(target_os = "macos"), allow(dead_code))]
+    Seatbelt { rules: Box<Rules>, proxy_port: Option<u16> },
+}
+
+/// A sandbox prepared for one process: how to confine it and the proxy
+/// serving it.
 #[derive(Debug)]
 pub struct Prepared {
     dir: PathBuf,
-    spec: PathBuf,
+    confine: Confine,
     /// The proxy's tasks; they end with this value.
     _proxy: Option<ProxyTasks>,
 }
 
 #[derive(Debug)]
-struct ProxyTasks {
-    host: tokio::task::JoinHandle<()>,
-    handoff: tokio::task::JoinHandle<()>,
-}
+struct ProxyTasks(Vec<tokio::task::JoinHandle<()>>);
 
 impl Drop for ProxyTasks {
     fn drop(&mut self) {
-        self.host.abort();
-        self.handoff.abort();
+        for t in &self.0 {
+            t.abort();
+        }
     }
 }
 
@@ -113,46 +135,89 @@ impl Drop for Prepared {
     }
 }
 
+/// The proxy on the host's loopback, serving on the current runtime.
+fn host_proxy(
+    allow: &Arc<ua_sandbox::proxy::Allowlist>,
+    decisions: Option<Decisions>,
+) -> Result<(u16, tokio::task::JoinHandle<()>), String> {
+    let failed = |e: std::io::Error| format!("starting the proxy: {e}");
+    let host = std::net::TcpListener::bind("127.0.0.1:0").map_err(failed)?;
+    let port = host.local_addr().map_err(failed)?.port();
+    host.set_nonblocking(true).map_err(failed)?;
+    let host = tokio::net::TcpListener::from_std(host).map_err(failed)?;
+    let a = Arc::clone(allow);
+    Ok((port, tokio::spawn(async move { ua_sandbox::proxy::serve(host, a, decisions).await })))
+}
+
 impl Prepared {
     /// Writes the spec for `rules` and, when hosts are allowed, starts the
     /// proxy on the current tokio runtime; `decisions` hears of every
     /// request it decides on.
+    #[cfg(target_os = "linux")]
     pub fn new(rules: Rules, decisions: Option<Decisions>) -> Result<Self, String> {
         let dir = private_dir()?;
-        let mut proxy = None;
+        let mut tasks = Vec::new();
         let mut plan = None;
         if rules.network() {
             let allow = Arc::new(ua_sandbox::proxy::Allowlist::new(rules.allow_hosts.clone()));
-            let host = std::net::TcpListener::bind("127.0.0.1:0").map_err(|e| format!("starting the proxy: {e}"))?;
-            let host_port = host.local_addr().map_err(|e| format!("starting the proxy: {e}"))?.port();
-            host.set_nonblocking(true).map_err(|e| format!("starting the proxy: {e}"))?;
-            let host = tokio::net::TcpListener::from_std(host).map_err(|e| format!("starting the proxy: {e}"))?;
+            let (host_port, host) = host_proxy(&allow, decisions.clone())?;
             let handoff_path = dir.join("proxy.sock");
             let handoff =
                 tokio::net::UnixListener::bind(&handoff_path).map_err(|e| format!("starting the proxy: {e}"))?;
-            let a = Arc::clone(&allow);
-            let d = decisions.clone();
-            let host = tokio::spawn(async move { ua_sandbox::proxy::serve(host, a, d).await });
-            let handoff = tokio::spawn(async move { serve_handed_over(handoff, allow, decisions).await });
-            proxy = Some(ProxyTasks { host, handoff });
+            tasks.push(host);
+            tasks.push(tokio::spawn(async move { serve_handed_over(handoff, allow, decisions).await }));
             plan = Some(ua_sandbox::linux::ProxyPlan { host_port, handoff: handoff_path });
         }
         let spec = ua_sandbox::linux::Spec { rules, proxy: plan };
         let path = dir.join("spec.json");
         let text = serde_json::to_string(&spec).map_err(|e| e.to_string())?;
         std::fs::write(&path, text).map_err(|e| format!("writing {}: {e}", path.display()))?;
-        Ok(Self { dir, spec: path, _proxy: proxy })
+        Ok(Self { dir, confine: Confine::Launcher { spec: path }, _proxy: Some(ProxyTasks(tasks)) })
+    }
+
+    /// Compiles the profile's rules and, when hosts are allowed, starts the
+    /// proxy on the host's loopback (macOS has no network namespaces; the
+    /// profile lets the process reach that one port).
+    #[cfg(target_os = "macos")]
+    pub fn new(rules: Rules, decisions: Option<Decisions>) -> Result<Self, String> {
+        let dir = private_dir()?;
+        let mut tasks = Vec::new();
+        let mut proxy_port = None;
+        if rules.network() {
+            let allow = Arc::new(ua_sandbox::proxy::Allowlist::new(rules.allow_hosts.clone()));
+            let (port, task) = host_proxy(&allow, decisions)?;
+            tasks.push(task);
+            proxy_port = Some(port);
+        }
+        let confine = Confine::Seatbelt { rules: Box::new(rules), proxy_port };
+        Ok(Self { dir, confine, _proxy: Some(ProxyTasks(tasks)) })
     }
 
     /// The argv that runs `program args…` under this sandbox.
     pub fn wrap(&self, program: &Path, args: &[OsString]) -> Result<(PathBuf, Vec<OsString>), String> {
-        let me = std::env::current_exe().map_err(|e| format!("finding unixagent's own binary: {e}"))?;
-        let mut argv: Vec<OsString> = vec![LAUNCHER.into(), self.spec.clone().into(), "--".into(), program.into()];
-        argv.extend(args.iter().cloned());
-        Ok((me, argv))
+        match &self.confine {
+            Confine::Launcher { spec } => {
+                let me = std::env::current_exe().map_err(|e| format!("finding unixagent's own binary: {e}"))?;
+                let mut argv: Vec<OsString> = vec![LAUNCHER.into(), spec.clone().into(), "--".into(), program.into()];
+                argv.extend(args.iter().cloned());
+                Ok((me, argv))
+            }
+            Confine::Seatbelt { rules, proxy_port } => Ok(seatbelt_argv(rules, *proxy_port, program, args)),
+        }
     }
 }
 
+/// `sandbox-exec -p PROFILE -- env PROXY… -- program args…`, split into
+/// the program to start and its arguments.
+fn seatbelt_argv(rules: &Rules, proxy_port: Option<u16>, program: &Path, args: &[OsString]) -> (PathBuf, Vec<OsString>) {
+    let mut command: Vec<OsString> = vec![program.into()];
+    command.extend(args.iter().cloned());
+    let mut argv = ua_sandbox::seatbelt::command_with_proxy(rules, proxy_port, &command);
+    let first = PathBuf::from(argv.remove(0));
+    (first, argv)
+}
+
+#[cfg(target_os = "linux")]
 /// Takes the listening sockets launchers make inside their network
 /// namespaces and serves the proxy on each.
 async fn serve_handed_over(
@@ -170,6 +235,7 @@ async fn serve_handed_over(
     }
 }
 
+#[cfg(target_os = "linux")]
 fn receive_listener(stream: &std::os::unix::net::UnixStream) -> Option<tokio::net::TcpListener> {
     use nix::sys::socket::{ControlMessageOwned, MsgFlags, recvmsg};
     use std::os::fd::{AsRawFd, FromRawFd};
@@ -204,6 +270,7 @@ fn private_dir() -> Result<PathBuf, String> {
     Err(format!("no free directory name in {}", base.display()))
 }
 
+#[cfg(target_os = "linux")]
 /// `unixagent __sandbox-exec SPEC -- PROGRAM ARGS…`: never returns on
 /// success.
 pub fn launcher(args: &[OsString]) -> i32 {
@@ -286,7 +353,6 @@ fn exit_status(s: std::process::ExitStatus) -> i32 {
 
 /// `unixagent sandbox status [--json]`.
 pub fn status(cfg: &crate::config::SandboxConfig, json: bool) -> i32 {
-    let support = ua_sandbox::linux::probe();
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
     let rules = match rules(cfg, &cwd) {
         Ok(r) => r,
@@ -295,18 +361,13 @@ pub fn status(cfg: &crate::config::SandboxConfig, json: bool) -> i32 {
             return 1;
         }
     };
-    let enforcement = enforcement(&support, &rules);
+    let (kernel, summary, enforcement) = platform(&rules);
     if json {
-        let v = serde_json::json!({ "kernel": support, "rules": rules, "enforcement": enforcement });
+        let v = serde_json::json!({ "kernel": kernel, "rules": rules, "enforcement": enforcement });
         println!("{v}");
         return 0;
     }
-    println!(
-        "kernel: Landlock ABI {}, seccomp {}, user namespaces {}",
-        support.landlock_abi,
-        yes(support.seccomp),
-        yes(support.user_namespaces)
-    );
+    println!("kernel: {summary}");
     println!("mode: {}", if rules.mode == Mode::Enforce { "enforce" } else { "best-effort" });
     for (k, v) in &enforcement {
         println!("{k}: {v}");
@@ -330,10 +391,41 @@ pub fn status(cfg: &crate::config::SandboxConfig, json: bool) -> i32 {
     0
 }
 
+/// What this kernel supports (as JSON and as one line) and which
+/// mechanism enforces each part of `rules` here.
+#[cfg(target_os = "linux")]
+fn platform(rules: &Rules) -> (serde_json::Value, String, Vec<(&'static str, String)>) {
+    let support = ua_sandbox::linux::probe();
+    let line = format!(
+        "Landlock ABI {}, seccomp {}, user namespaces {}",
+        support.landlock_abi,
+        yes(support.seccomp),
+        yes(support.user_namespaces)
+    );
+    let json = serde_json::to_value(&support).unwrap_or_default();
+    (json, line, enforcement(&support, rules))
+}
+
+#[cfg(target_os = "macos")]
+fn platform(rules: &Rules) -> (serde_json::Value, String, Vec<(&'static str, String)>) {
+    let present = Path::new(ua_sandbox::seatbelt::SANDBOX_EXEC).exists();
+    let json = serde_json::json!({ "seatbelt": present });
+    let line = format!("macOS Seatbelt ({} {})", ua_sandbox::seatbelt::SANDBOX_EXEC, if present { "present" } else { "missing" });
+    let reach = if rules.network() { "HTTP(S) through the allowlisting proxy on loopback" } else { "no network" };
+    let enforcement = vec![
+        ("filesystem", "Seatbelt profile (`unixagent sandbox status` lists its rules)".to_string()),
+        ("network", format!("Seatbelt: {reach}")),
+        ("syscalls", "not filtered (no seccomp on macOS)".to_string()),
+    ];
+    (json, line, enforcement)
+}
+
+#[cfg(target_os = "linux")]
 fn yes(b: bool) -> &'static str {
     if b { "yes" } else { "no" }
 }
 
+#[cfg(target_os = "linux")]
 /// Which mechanism enforces each part here.
 fn enforcement(s: &ua_sandbox::linux::Support, r: &Rules) -> Vec<(&'static str, String)> {
     let fs = match (s.landlock_abi, s.user_namespaces) {
@@ -359,4 +451,25 @@ fn enforcement(s: &ua_sandbox::linux::Support, r: &Rules) -> Vec<(&'static str, 
         "seccomp: not available"
     };
     vec![("filesystem", fs), ("network", net), ("syscalls", sc.to_string()), ("privileges", "NoNewPrivs".to_string())]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn on_macos_the_shell_starts_under_sandbox_exec_with_the_proxy_variables() {
+        let mut rules = Rules::default();
+        rules.write_roots.push(PathRule::new("/Users/u/proj", "default: the working directory"));
+        rules.allow_hosts.push(HostRule { host: HostPattern::parse("crates.io").unwrap(), source: "t".into() });
+        let (program, args) = seatbelt_argv(&rules, Some(4000), Path::new("/bin/zsh"), &["-l".into()]);
+        assert_eq!(program, Path::new("/usr/bin/sandbox-exec"));
+        assert_eq!(args[0], "-p");
+        let profile = args[1].to_string_lossy();
+        assert!(profile.contains("/Users/u/proj") && profile.contains("4000"), "{profile}");
+        let tail: Vec<String> = args[2..].iter().map(|a| a.to_string_lossy().into_owned()).collect();
+        assert_eq!(tail[..2], ["--", "/usr/bin/env"]);
+        assert!(tail.contains(&"HTTPS_PROXY=http://127.0.0.1:4000".to_string()), "{tail:?}");
+        assert_eq!(tail[tail.len() - 3..], ["--", "/bin/zsh", "-l"]);
+    }
 }
