@@ -56,6 +56,29 @@ pub struct Cli {
     #[arg(long)]
     pub sandbox: bool,
 
+    /// Continue the latest session started in this directory: the shell
+    /// starts as usual and the conversation goes on from its journal.
+    #[arg(long = "continue", conflicts_with = "resume")]
+    pub continue_: bool,
+
+    /// With --continue: the latest session anywhere.
+    #[arg(long, requires = "continue_")]
+    pub any: bool,
+
+    /// Continue the session with this id (a unique prefix is enough);
+    /// without an id, list recent sessions to choose from.
+    #[arg(long, value_name = "ID", num_args = 0..=1, default_missing_value = "")]
+    pub resume: Option<String>,
+
+    /// Tokens, commands and cost by session and by day, from the session
+    /// index (with --json: as JSON).
+    #[arg(long)]
+    pub usage: bool,
+
+    /// With --usage: only sessions active this recently (`7d`, `12h`, `2w`).
+    #[arg(long, value_name = "AGE", requires = "usage")]
+    pub since: Option<String>,
+
     /// Print the trace id of this session.
     #[arg(long)]
     pub trace: bool,
@@ -82,6 +105,11 @@ pub enum Sub {
         #[command(subcommand)]
         action: PolicyAction,
     },
+    /// Past sessions: list, show, export, prune, reindex.
+    Sessions {
+        #[command(subcommand)]
+        action: SessionsAction,
+    },
     /// The kernel sandbox: `sandbox status`, or `sandbox -- COMMAND [ARGS…]`
     /// to run COMMAND under exactly the sandbox agent commands get here.
     Sandbox {
@@ -91,6 +119,38 @@ pub enum Sub {
         #[arg(last = true, value_name = "COMMAND")]
         command: Vec<OsString>,
     },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SessionsAction {
+    /// This directory's sessions, newest first.
+    List {
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+        /// Sessions of every directory.
+        #[arg(long)]
+        all: bool,
+    },
+    /// A session's conversation as a person reads it.
+    Show {
+        /// The session id, or a unique prefix of it.
+        id: String,
+    },
+    /// A session's conversation as Markdown or its journal as JSONL.
+    Export {
+        /// The session id, or a unique prefix of it.
+        id: String,
+        #[arg(long, value_parser = ["md", "jsonl"], default_value = "md")]
+        format: String,
+    },
+    /// Delete sessions last active longer ago than AGE (`30d`, `12h`).
+    Prune {
+        #[arg(long, value_name = "AGE")]
+        older_than: String,
+    },
+    /// Rebuild the session index from the journals.
+    Reindex,
 }
 
 #[derive(Debug, Subcommand)]

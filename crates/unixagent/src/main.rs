@@ -13,6 +13,7 @@ mod keyboard;
 mod pipe;
 mod policy_cmd;
 mod sandbox;
+mod sessions;
 mod session;
 mod shell;
 mod terminal;
@@ -74,6 +75,17 @@ fn run(cli: cli::Cli, login_by_name: bool) -> anyhow::Result<i32> {
             config::Config::default()
         }
     };
+    if let Some(cli::Sub::Sessions { action }) = &cli.sub {
+        let done = match action {
+            cli::SessionsAction::Show { id } => sessions::show(id),
+            cli::SessionsAction::Export { id, format } => sessions::export(id, format),
+            _ => Err("this sessions command is not available yet".to_string()),
+        };
+        return Ok(done.unwrap_or_else(|e| {
+            eprintln!("unixagent: {e}");
+            1
+        }));
+    }
     if let Some(cli::Sub::Sandbox { action, command }) = &cli.sub {
         return Ok(match action {
             Some(cli::SandboxAction::Status { json }) => sandbox::status(&cfg.sandbox, *json),
