@@ -18,7 +18,16 @@
 //! [`JournalEntry::ModelResponse::message`] in order and leaving out the
 //! request's `omitted` ranges. Everything else (tool results, decisions,
 //! the user's own commands) is a record for people and for audits, not an
-//! input to that fold.
+//! input to that fold, with three exceptions that keep a resumed session
+//! whole:
+//!
+//! - a [`JournalEntry::Summary`] replaces the turns it covers with one
+//!   message, and the model call that wrote it is marked
+//!   [`CallPurpose::Summary`] so that it stays out of the fold;
+//! - a [`JournalEntry::CommandIntent`] without its `tool_result` says a
+//!   command was started and its outcome is unknown;
+//! - a [`JournalEntry::Checkpoint`] says where the live conversation starts,
+//!   by byte offset, so that resuming does not read the whole file.
 
 use serde::{Deserialize, Serialize};
 
@@ -77,6 +86,9 @@ pub enum JournalEntry {
         /// previous request of this session.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         tools: Option<Vec<ToolDefinition>>,
+        /// What the call was for; absent for the conversation itself.
+        #[serde(default, skip_serializing_if = "CallPurpose::is_conversation")]
+        purpose: CallPurpose,
     },
     /// The complete answer to a model call, thinking included.
     ModelResponse {
@@ -87,6 +99,21 @@ pub enum JournalEntry {
         usage: Option<Usage>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         stop: Option<StopReason>,
+        /// The purpose of the request this answers.
+        #[serde(default, skip_serializing_if = "CallPurpose::is_conversation")]
+        purpose: CallPurpose,
+    },
+    /// A command the model asked for, journaled (and, unless it only
+    /// reads, synced to disk) before it is typed into the shell. Its
+    /// outcome is the `tool_result` with the same `tool_use_id`; an intent
+    /// without one means unixagent stopped while the command ran.
+    CommandIntent {
+        turn: u32,
+        tool_use_id: String,
+        /// The command as it is about to be typed (after any edit).
+        command: String,
+        /// Whether the classifier judged it read-only.
+        read_only: bool,
     },
     /// A command the model asked for, after it ran (or was refused).
     ToolResult {
@@ -133,6 +160,52 @@ pub enum JournalEntry {
         /// Captured output, ANSI-stripped and capped.
         output: String,
     },
+    /// The turns up to `covers_through_turn` condensed into `text` by a
+    /// model call journaled just before, marked [`CallPurpose::Summary`].
+    /// From here on the conversation is one user message carrying `text`
+    /// followed by the messages of the later turns.
+    Summary {
+        /// The turn during which the summary was written.
+        turn: u32,
+        covers_through_turn: u32,
+        text: String,
+        /// The model that wrote it.
+        model: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        usage: Option<Usage>,
+    },
+    /// Where a resumed session finds its conversation, written at a turn
+    /// boundary. Positions are byte offsets into this file; a reader checks
+    /// the line found there carries the expected `seq` before trusting it.
+    Checkpoint {
+        /// The last turn begun when the checkpoint was written.
+        turn: u32,
+        /// The first line to fold: everything the conversation holds (after
+        /// the summary in force) comes from this line or later ones. When
+        /// no such line exists yet, the checkpoint's own position.
+        conversation_from: JournalPos,
+        /// The `summary` line in force, if any.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        summary: Option<JournalPos>,
+        /// The latest conversation `model_request` that offered tools.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tools: Option<JournalPos>,
+    },
+    /// The session was reopened by another unixagent process, which
+    /// appends to this journal from here on. Intents journaled before this
+    /// line were shown to the person at that point.
+    Resumed {
+        pid: u32,
+        /// The unixagent version that resumed the session.
+        version: String,
+        /// The shell and directory of the new process.
+        shell: String,
+        cwd: String,
+        /// The `seq` of the checkpoint the conversation was rebuilt from,
+        /// or `None` when the whole journal was read.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        from_checkpoint: Option<u64>,
+    },
     /// The end of a turn, with its totals.
     TurnEnd {
         turn: u32,
@@ -153,6 +226,35 @@ pub enum JournalEntry {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         exit_code: Option<i32>,
     },
+}
+
+/// Where a line sits in its journal file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JournalPos {
+    /// The line's sequence number.
+    pub seq: u64,
+    /// The byte offset of the line's first byte.
+    pub offset: u64,
+}
+
+/// What a model call was for.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CallPurpose {
+    /// The conversation itself: the call's messages fold into it.
+    #[default]
+    Conversation,
+    /// Condensing older turns into a [`JournalEntry::Summary`]. The call
+    /// sends its own, self-contained messages and its answer is not part of
+    /// the conversation.
+    Summary,
+}
+
+impl CallPurpose {
+    /// True for [`CallPurpose::Conversation`], which the journal leaves out.
+    pub fn is_conversation(&self) -> bool {
+        *self == CallPurpose::Conversation
+    }
 }
 
 /// The outcome of a decision about a proposed command.
@@ -230,6 +332,18 @@ mod tests {
                 messages_appended: vec![Message::user_text("hi")],
                 omitted: vec![[0, 2]],
                 tools: Some(vec![crate::tool::shell_tool()]),
+                purpose: CallPurpose::Conversation,
+            },
+            JournalEntry::ModelRequest {
+                turn: 9,
+                call: 3,
+                backend: "anthropic".into(),
+                model: "m".into(),
+                system: "Summarise.".into(),
+                messages_appended: vec![Message::user_text("turns 1 to 7")],
+                omitted: vec![],
+                tools: None,
+                purpose: CallPurpose::Summary,
             },
             JournalEntry::ModelResponse {
                 turn: 1,
@@ -237,6 +351,21 @@ mod tests {
                 message: Message { role: Role::Assistant, content: vec![Block::ToolUse(call)] },
                 usage: Some(Usage { input_tokens: 1, output_tokens: 2, ..Usage::default() }),
                 stop: Some(StopReason::ToolUse),
+                purpose: CallPurpose::Conversation,
+            },
+            JournalEntry::ModelResponse {
+                turn: 9,
+                call: 3,
+                message: Message::assistant_text("The user set up a build."),
+                usage: None,
+                stop: Some(StopReason::EndTurn),
+                purpose: CallPurpose::Summary,
+            },
+            JournalEntry::CommandIntent {
+                turn: 1,
+                tool_use_id: "t1".into(),
+                command: "rm -r build".into(),
+                read_only: false,
             },
             JournalEntry::ToolResult {
                 turn: 1,
@@ -260,6 +389,32 @@ mod tests {
             JournalEntry::UserCommand { command: "cd /".into(), cwd: None, exit_code: Some(0), output: String::new() },
             JournalEntry::TurnEnd { turn: 1, reason: TurnEndReason::Answered, usage: Usage::default(), commands: 1 },
             JournalEntry::Error { turn: None, message: "boom".into() },
+            JournalEntry::Summary {
+                turn: 9,
+                covers_through_turn: 7,
+                text: "The user set up a build.".into(),
+                model: "m".into(),
+                usage: Some(Usage { input_tokens: 900, output_tokens: 40, ..Usage::default() }),
+            },
+            JournalEntry::Checkpoint {
+                turn: 9,
+                conversation_from: JournalPos { seq: 700, offset: 1_048_576 },
+                summary: Some(JournalPos { seq: 790, offset: 1_100_000 }),
+                tools: Some(JournalPos { seq: 2, offset: 212 }),
+            },
+            JournalEntry::Checkpoint {
+                turn: 1,
+                conversation_from: JournalPos { seq: 3, offset: 400 },
+                summary: None,
+                tools: None,
+            },
+            JournalEntry::Resumed {
+                pid: 7,
+                version: "0.2.0".into(),
+                shell: "/bin/zsh".into(),
+                cwd: "/w".into(),
+                from_checkpoint: Some(812),
+            },
             JournalEntry::SessionEnd { exit_code: None },
         ];
         for e in entries {
@@ -286,8 +441,59 @@ mod tests {
             messages_appended: vec![],
             omitted: vec![],
             tools: None,
+            purpose: CallPurpose::Conversation,
         };
         let v = serde_json::to_value(&e).unwrap();
-        assert!(v.get("tools").is_none() && v.get("omitted").is_none(), "{v}");
+        assert!(v.get("tools").is_none() && v.get("omitted").is_none() && v.get("purpose").is_none(), "{v}");
+    }
+
+    #[test]
+    fn new_entries_have_the_documented_shape() {
+        let c = line(JournalEntry::Checkpoint {
+            turn: 41,
+            conversation_from: JournalPos { seq: 700, offset: 1_048_576 },
+            summary: Some(JournalPos { seq: 690, offset: 1_000_000 }),
+            tools: None,
+        });
+        assert_eq!(
+            serde_json::to_value(&c).unwrap(),
+            json!({"seq": 7, "ts": 1_763_755_985_123u64, "type": "checkpoint", "turn": 41,
+                   "conversation_from": {"seq": 700, "offset": 1_048_576},
+                   "summary": {"seq": 690, "offset": 1_000_000}})
+        );
+        let i = JournalEntry::CommandIntent { turn: 2, tool_use_id: "t".into(), command: "ls".into(), read_only: true };
+        assert_eq!(
+            serde_json::to_value(&i).unwrap(),
+            json!({"type": "command_intent", "turn": 2, "tool_use_id": "t", "command": "ls", "read_only": true})
+        );
+        let r = JournalEntry::ModelResponse {
+            turn: 9,
+            call: 3,
+            message: Message::assistant_text("s"),
+            usage: None,
+            stop: None,
+            purpose: CallPurpose::Summary,
+        };
+        assert_eq!(serde_json::to_value(&r).unwrap()["purpose"], "summary");
+    }
+
+    /// Lines written before summaries and checkpoints existed still parse,
+    /// as conversation calls.
+    #[test]
+    fn old_lines_parse() {
+        let req = r#"{"seq":3,"ts":5,"type":"model_request","turn":1,"call":1,"backend":"anthropic","model":"m","system":"s","messages_appended":[{"role":"user","content":[{"type":"text","text":"hi"}]}]}"#;
+        let resp =
+            r#"{"seq":4,"ts":6,"type":"model_response","turn":1,"call":1,"message":{"role":"assistant","content":[]}}"#;
+        let result = r#"{"seq":5,"ts":7,"type":"tool_result","turn":1,"tool_use_id":"t","command":"ls","output":"a"}"#;
+        for raw in [req, resp, result] {
+            let l: JournalLine = serde_json::from_str(raw).unwrap();
+            match l.entry {
+                JournalEntry::ModelRequest { purpose, .. } | JournalEntry::ModelResponse { purpose, .. } => {
+                    assert_eq!(purpose, CallPurpose::Conversation);
+                }
+                JournalEntry::ToolResult { is_error, exit_code, .. } => assert!(!is_error && exit_code.is_none()),
+                other => panic!("{other:?}"),
+            }
+        }
     }
 }

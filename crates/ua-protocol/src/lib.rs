@@ -11,7 +11,8 @@
 //!   any wire format, and [`event::TurnBuilder`] which folds those events
 //!   back into an assistant [`conversation::Message`].
 //! - [`journal`]: the lines of a session journal, from which every model
-//!   call can be rebuilt exactly.
+//!   call can be rebuilt exactly and a session resumed: summaries, command
+//!   intents, checkpoints.
 //! - [`tool`]: the single `shell` tool the model is given, its input, and the
 //!   pure `output_mode = "final"` filter.
 //! - [`text`] and [`time`]: small pure helpers (wildcards, UTC dates) that

@@ -33,6 +33,12 @@ pub enum StoreError {
         "cannot write the session journal {path}: {source}; unixagent goes on without it until space or access returns"
     )]
     JournalWrite { path: PathBuf, source: io::Error, repeated: bool },
+
+    /// The checkpoint side file could not be replaced. Retryable and
+    /// harmless: the journal holds the checkpoint line, and resuming finds
+    /// it by scanning from the end instead.
+    #[error("cannot write {path}: {source}; resuming this session will take a little longer")]
+    Checkpoint { path: PathBuf, source: io::Error },
 }
 
 impl StoreError {

@@ -11,7 +11,15 @@
 //! Syncing ([`SyncPolicy`]): the page cache already survives a crash of
 //! unixagent itself; `fdatasync` only guards against power loss. The
 //! default syncs at the end of each turn and of the session, which bounds
-//! the loss to the turn in progress without a disk flush per line.
+//! the loss to the turn in progress without a disk flush per line, and
+//! after a `command_intent` for a command that is not read-only: a command
+//! that changed something must never look, after a power loss, as if it
+//! had not been started, or a resumed session would run it again.
+//!
+//! Positions: the writer knows the byte offset of every line it writes
+//! (the file's length when opened, plus what it wrote since, plus the
+//! newline that closes off a torn fragment), which is what
+//! [`Journal::checkpoint`] records; see [`crate::checkpoint`].
 //!
 //! Appending is a blocking `write(2)` to the page cache, microseconds
 //! normally; a syncing append waits for the disk. One process writes one
@@ -24,9 +32,12 @@ use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
-use ua_protocol::journal::{JournalEntry, JournalLine};
+use ua_protocol::journal::{JournalEntry, JournalLine, JournalPos};
 
+use crate::checkpoint::{Tracker, side_file, write_side_file};
 use crate::error::StoreError;
+use crate::reader::JournalFile;
+use crate::resume::find_start;
 use crate::session::now_ms;
 
 /// When the writer calls `fdatasync`.
@@ -34,7 +45,8 @@ use crate::session::now_ms;
 pub enum SyncPolicy {
     /// Never; leave it to the kernel.
     Never,
-    /// After `TurnEnd` and `SessionEnd` lines.
+    /// After `turn_end` and `session_end` lines, and after a
+    /// `command_intent` whose command is not read-only.
     #[default]
     TurnBoundaries,
     /// After every line.
@@ -77,6 +89,12 @@ pub struct Journal {
     failing: bool,
     /// The file ends in a fragment without a newline.
     torn: bool,
+    /// The file's length: where the next byte goes.
+    len: u64,
+    /// A regular file, whose offsets mean something and which can have a
+    /// side file.
+    regular: bool,
+    tracker: Tracker,
 }
 
 impl fmt::Debug for Journal {
@@ -86,6 +104,7 @@ impl fmt::Debug for Journal {
             .field("next_seq", &self.next_seq)
             .field("sync", &self.sync)
             .field("failing", &self.failing)
+            .field("len", &self.len)
             .finish_non_exhaustive()
     }
 }
@@ -103,21 +122,49 @@ impl Journal {
     /// Opens (creating it 0600 if needed) the journal at `path` for
     /// appending. An existing journal is continued: numbering resumes after
     /// its last readable line, and a torn last line is closed off first.
+    /// Continuing reads the journal from its latest checkpoint on, as
+    /// resuming does, not the whole file.
     pub fn open(path: impl Into<PathBuf>, sync: SyncPolicy) -> Result<Self, StoreError> {
         let path = path.into();
         let create = |source| StoreError::Create { path: path.clone(), source };
         let file = OpenOptions::new().append(true).create(true).mode(0o600).open(&path).map_err(create)?;
-        let regular = file.metadata().map_err(create)?.is_file();
-        let (mut next_seq, mut torn) = (1, false);
+        let metadata = file.metadata().map_err(create)?;
+        let regular = metadata.is_file();
+        let mut journal = Journal {
+            sink: Box::new(FileSink { file, regular }),
+            path: path.clone(),
+            next_seq: 1,
+            sync,
+            failing: false,
+            torn: false,
+            len: metadata.len(),
+            regular,
+            tracker: Tracker::default(),
+        };
         // Only regular files are read back: a device like /dev/full would
         // read forever.
         if regular {
             fs::set_permissions(&path, Permissions::from_mode(0o600)).map_err(create)?;
-            let existing = read_journal(&path)?;
-            next_seq = existing.lines.iter().map(|l| l.seq).max().map_or(1, |s| s + 1);
-            torn = existing.torn_tail || existing.unterminated;
+            journal.catch_up()?;
         }
-        Ok(Journal { sink: Box::new(FileSink { file, regular }), path, next_seq, sync, failing: false, torn })
+        Ok(journal)
+    }
+
+    /// Reads what an existing journal holds from its latest checkpoint on:
+    /// the numbering, a torn end, and the conversation's extent.
+    fn catch_up(&mut self) -> Result<(), StoreError> {
+        let mut file = JournalFile::open(&self.path)?;
+        self.len = file.len;
+        let (start, _) = find_start(&mut file, &self.path)?;
+        let mut tracker = match &start.checkpoint {
+            Some((_, entry)) => Tracker::restore(entry, start.summary.as_ref().map(|s| s.covers_through_turn)),
+            None => Tracker::default(),
+        };
+        let tail = file.replay(start.from, |pos, line| tracker.observe(pos, &line.entry))?;
+        self.tracker = tracker;
+        self.next_seq = tail.max_seq.map_or(1, |s| s + 1);
+        self.torn = tail.unterminated;
+        Ok(())
     }
 
     pub fn path(&self) -> &Path {
@@ -143,6 +190,7 @@ impl Journal {
     /// the Unix epoch), for replaying or importing entries.
     pub fn append_at(&mut self, entry: &JournalEntry, ts: u64) -> Result<u64, StoreError> {
         let seq = self.next_seq;
+        let pos = self.next_pos();
         let mut buf = Vec::with_capacity(256);
         if self.torn {
             buf.push(b'\n');
@@ -156,10 +204,11 @@ impl Journal {
             }
         };
         match written {
-            Ok(n) if n == buf.len() => {}
+            Ok(n) if n == buf.len() => self.len += n as u64,
             Ok(n) => {
                 // Part of the line reached the file; close it off next time.
                 self.torn |= n > 0;
+                self.len += n as u64;
                 return Err(self.failed(io::Error::new(
                     io::ErrorKind::WriteZero,
                     format!("only {n} of {} bytes were written", buf.len()),
@@ -170,7 +219,13 @@ impl Journal {
         self.next_seq += 1;
         self.torn = false;
         self.failing = false;
-        let boundary = matches!(entry, JournalEntry::TurnEnd { .. } | JournalEntry::SessionEnd { .. });
+        self.tracker.observe(pos, entry);
+        let boundary = matches!(
+            entry,
+            JournalEntry::TurnEnd { .. }
+                | JournalEntry::SessionEnd { .. }
+                | JournalEntry::CommandIntent { read_only: false, .. }
+        );
         let sync = match self.sync {
             SyncPolicy::Never => false,
             SyncPolicy::TurnBoundaries => boundary,
@@ -180,6 +235,29 @@ impl Journal {
             self.sink.sync().map_err(|e| self.failed(e))?;
         }
         Ok(seq)
+    }
+
+    /// Where the next line will go.
+    fn next_pos(&self) -> JournalPos {
+        JournalPos { seq: self.next_seq, offset: self.len + u64::from(self.torn) }
+    }
+
+    /// Appends a `checkpoint` line saying where the conversation starts,
+    /// then points `checkpoint.json` beside the journal at it. Call it at
+    /// each turn boundary (after `turn_end`), and after a `resumed` line.
+    ///
+    /// A failure to write the side file leaves the journal whole and only
+    /// makes the next resume scan for the line; it is returned as
+    /// [`StoreError::Checkpoint`].
+    pub fn checkpoint(&mut self) -> Result<JournalPos, StoreError> {
+        let pos = self.next_pos();
+        let entry = self.tracker.entry(pos);
+        let seq = self.append(&entry)?;
+        debug_assert_eq!(seq, pos.seq);
+        if self.regular {
+            write_side_file(&side_file(&self.path), pos)?;
+        }
+        Ok(pos)
     }
 
     /// Flushes written lines to stable storage now.
@@ -201,6 +279,9 @@ impl Journal {
             sync: SyncPolicy::EveryLine,
             failing: false,
             torn: false,
+            len: 0,
+            regular: false,
+            tracker: Tracker::default(),
         }
     }
 }

@@ -8,14 +8,23 @@
 //!   and skips (and reports) corrupt ones.
 //! - [`rebuild`]: the conversation and every model call rebuilt from the
 //!   journal, exactly as sent.
+//! - [`fold`]: the fold behind both, as a value fed entries: summaries,
+//!   calls that stay out of the conversation, and a `tool_result` for every
+//!   `tool_use` (the journaled one, or one saying the command's outcome is
+//!   unknown or that it never ran).
+//! - [`checkpoint`]: where the live conversation starts, written at each
+//!   turn boundary into the journal and `checkpoint.json`, so that
+//! - [`resume`] reopens a session reading from there, in time bounded by
+//!   the conversation rather than by the journal.
 //!
 //! The line format itself ([`ua_protocol::journal`]) is pure data in
-//! `ua-protocol`. This crate does not decide what to journal or when, and
-//! does not trim conversations to a token budget (that is `ua-context`).
+//! `ua-protocol`. This crate does not decide what to journal or when, does
+//! not write summaries (a model call does), and does not trim conversations
+//! to a token budget (that is `ua-context`).
 //!
 //! ```
 //! use ua_protocol::conversation::Message;
-//! use ua_protocol::journal::JournalEntry;
+//! use ua_protocol::journal::{CallPurpose, JournalEntry};
 //! use ua_store::journal::{Journal, SyncPolicy, read_journal};
 //! use ua_store::rebuild::reconstruct_call;
 //! use ua_store::session::{SessionDir, SessionMeta};
@@ -44,19 +53,30 @@
 //!     messages_appended: vec![Message::user_text("list the big files")],
 //!     omitted: vec![],
 //!     tools: None,
+//!     purpose: CallPurpose::Conversation,
 //! })?;
+//! journal.checkpoint()?;
 //!
 //! let contents = read_journal(&session.journal_path())?;
 //! let call = reconstruct_call(contents.entries(), 1, 1).expect("journaled above");
 //! assert_eq!(call.messages, vec![Message::user_text("list the big files")]);
+//!
+//! let resumed = ua_store::resume::load(session.path())?;
+//! assert!(resumed.report.used_checkpoint());
+//! assert_eq!(resumed.conversation, vec![Message::user_text("list the big files")]);
+//! assert_eq!(resumed.next_turn, 2);
 //! # std::fs::remove_dir_all(&tmp).ok();
 //! # Ok(())
 //! # }
 //! ```
 
+pub mod checkpoint;
 mod error;
+pub mod fold;
 pub mod journal;
+mod reader;
 pub mod rebuild;
+pub mod resume;
 pub mod session;
 
 pub use error::StoreError;

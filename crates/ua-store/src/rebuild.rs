@@ -1,17 +1,26 @@
 //! Rebuilding the conversation, and any single model call, from journal
 //! entries (plan 001, "Trajectory Reconstruction").
 //!
-//! The fold: start from an empty conversation; each `model_request`
-//! appends its `messages_appended`, each `model_response` appends its
-//! `message`. The messages a call sent are the conversation right after its
-//! request was folded, minus the request's `omitted` ranges. Nothing else
-//! takes part, so writers must journal every message they send, exactly
-//! once: user messages in the next request's `messages_appended`, assistant
-//! messages as responses.
+//! The fold: start from an empty conversation; each conversation
+//! `model_request` appends its `messages_appended`, each conversation
+//! `model_response` appends its `message`, and each `summary` replaces the
+//! turns it covers with one message ([`crate::fold::summary_message`]).
+//! The messages a call sent are the conversation right after its request
+//! was folded, minus the request's `omitted` ranges, whose indices count
+//! from the summary message when one is in force. Nothing else takes part,
+//! so writers must journal every message they send, exactly once: user
+//! messages in the next request's `messages_appended`, assistant messages
+//! as responses.
+//!
+//! A call marked [`CallPurpose::Summary`] sends its own messages: they are
+//! its `messages_appended` alone, and neither they nor its answer join the
+//! conversation.
 
-use ua_protocol::conversation::{Block, Message, Role, ToolResult};
-use ua_protocol::journal::JournalEntry;
+use ua_protocol::conversation::Message;
+use ua_protocol::journal::{CallPurpose, JournalEntry};
 use ua_protocol::tool::ToolDefinition;
+
+use crate::fold::{ConversationFold, Rebuilt};
 
 /// One model call as the journal recorded it: exactly what was sent, and
 /// the answer if one arrived.
@@ -28,49 +37,30 @@ pub struct Call {
     pub tools: Vec<ToolDefinition>,
     /// The complete answer, or `None` if the call failed or was cancelled.
     pub response: Option<Message>,
+    pub purpose: CallPurpose,
 }
 
-/// The conversation as the next model call would continue it.
+/// The conversation as the next model call would continue it: the fold of
+/// the module docs, with every `tool_use` answered (see [`crate::fold`]).
+/// After a summary it is the summary message, then the messages of the
+/// turns the summary does not cover.
 ///
-/// This is the fold described in the module docs, plus one thing for
-/// sessions that stopped between a command and the next model call (a
-/// crash, a cancelled turn): `tool_result` entries answering the last
-/// assistant message that no request has carried yet are appended as a
-/// user message, so every `tool_use` has its `tool_result`.
+/// Sessions that stopped between a command and the next model call (a
+/// crash, a cancelled turn) get the `tool_result` entries no request has
+/// carried yet as a last user message, or an error result saying the
+/// command's outcome is unknown or that it never ran.
 pub fn rebuild_conversation<'a>(entries: impl IntoIterator<Item = &'a JournalEntry>) -> Vec<Message> {
-    let mut conversation = Vec::new();
-    let mut pending: Vec<ToolResult> = Vec::new();
+    rebuild(entries).conversation
+}
+
+/// [`rebuild_conversation`], with the tools, the summary in force and the
+/// commands whose outcome is unknown.
+pub fn rebuild<'a>(entries: impl IntoIterator<Item = &'a JournalEntry>) -> Rebuilt {
+    let mut fold = ConversationFold::default();
     for entry in entries {
-        match entry {
-            JournalEntry::ModelRequest { messages_appended, .. } => {
-                conversation.extend(messages_appended.iter().cloned());
-                pending.clear();
-            }
-            JournalEntry::ModelResponse { message, .. } => {
-                conversation.push(message.clone());
-                pending.clear();
-            }
-            JournalEntry::ToolResult { tool_use_id, output, is_error, .. } => {
-                let mut result = ToolResult::text(tool_use_id.clone(), output.clone());
-                result.is_error = *is_error;
-                pending.push(result);
-            }
-            _ => {}
-        }
+        fold.push(None, entry);
     }
-    if let Some(last) = conversation.last().filter(|m| m.role == Role::Assistant) {
-        let wanted: Vec<&str> = last.tool_uses().map(|t| t.id.as_str()).collect();
-        // Keep the model's order of calls; a result journaled twice counts once.
-        let blocks: Vec<Block> = wanted
-            .iter()
-            .filter_map(|id| pending.iter().rev().find(|r| r.tool_use_id == *id))
-            .map(|r| Block::ToolResult(r.clone()))
-            .collect();
-        if !blocks.is_empty() {
-            conversation.push(Message { role: Role::User, content: blocks });
-        }
-    }
-    conversation
+    fold.finish()
 }
 
 /// Every model call in the journal, in order. Each call holds its own copy
@@ -125,9 +115,9 @@ fn fold<'a>(
     want: impl Fn(u32, u32) -> bool,
     mut on: impl FnMut(Fold<'a>),
 ) {
-    let mut conversation: Vec<Message> = Vec::new();
-    let mut tools: Vec<ToolDefinition> = Vec::new();
+    let mut conversation = ConversationFold::default();
     for entry in entries {
+        conversation.push(None, entry);
         match entry {
             JournalEntry::ModelRequest {
                 turn,
@@ -137,27 +127,28 @@ fn fold<'a>(
                 system,
                 messages_appended,
                 omitted,
-                tools: offered,
-            } => {
-                conversation.extend(messages_appended.iter().cloned());
-                if let Some(t) = offered {
-                    tools.clone_from(t);
-                }
-                if want(*turn, *call) {
-                    on(Fold::Request(Call {
-                        turn: *turn,
-                        call: *call,
-                        backend: backend.clone(),
-                        model: model.clone(),
-                        system: system.clone(),
-                        messages: without(&conversation, omitted),
-                        tools: tools.clone(),
-                        response: None,
-                    }));
-                }
+                tools,
+                purpose,
+            } if want(*turn, *call) => {
+                let (messages, tools) = match purpose {
+                    CallPurpose::Conversation => {
+                        (without(conversation.messages(), omitted), conversation.tools().unwrap_or_default().to_vec())
+                    }
+                    CallPurpose::Summary => (without(messages_appended, omitted), tools.clone().unwrap_or_default()),
+                };
+                on(Fold::Request(Call {
+                    turn: *turn,
+                    call: *call,
+                    backend: backend.clone(),
+                    model: model.clone(),
+                    system: system.clone(),
+                    messages,
+                    tools,
+                    response: None,
+                    purpose: *purpose,
+                }));
             }
             JournalEntry::ModelResponse { turn, call, message, .. } => {
-                conversation.push(message.clone());
                 on(Fold::Response { turn: *turn, call: *call, message });
             }
             _ => {}
@@ -179,7 +170,7 @@ fn without(conversation: &[Message], omitted: &[[usize; 2]]) -> Vec<Message> {
 mod tests {
     use super::*;
     use serde_json::json;
-    use ua_protocol::conversation::ToolUse;
+    use ua_protocol::conversation::{Block, Role, ToolResult, ToolUse};
 
     fn call_msg(id: &str) -> Message {
         Message {
@@ -202,11 +193,12 @@ mod tests {
             messages_appended: appended,
             omitted,
             tools: None,
+            purpose: CallPurpose::Conversation,
         }
     }
 
     fn response(turn: u32, call: u32, message: Message) -> JournalEntry {
-        JournalEntry::ModelResponse { turn, call, message, usage: None, stop: None }
+        JournalEntry::ModelResponse { turn, call, message, usage: None, stop: None, purpose: CallPurpose::Conversation }
     }
 
     fn result(id: &str, output: &str) -> JournalEntry {

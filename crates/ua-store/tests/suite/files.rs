@@ -56,6 +56,7 @@ fn sample_entries() -> Vec<JournalEntry> {
             messages_appended: vec![Message::user_text("why did make fail?")],
             omitted: vec![],
             tools: Some(vec![ua_protocol::tool::shell_tool()]),
+            purpose: ua_protocol::journal::CallPurpose::Conversation,
         },
         JournalEntry::Decision {
             turn: 1,

@@ -1,2 +1,4 @@
 mod files;
+pub mod long_session;
 mod reconstruct;
+mod resume;

@@ -37,6 +37,7 @@ impl Agent {
                 messages_appended: self.conversation[self.journaled..].to_vec(),
                 omitted,
                 tools: (turn == 1 && call == 1).then(|| vec![ua_protocol::tool::shell_tool()]),
+                purpose: ua_protocol::journal::CallPurpose::Conversation,
             })
             .unwrap();
         self.sent.push((turn, call, system, messages));
@@ -48,6 +49,7 @@ impl Agent {
                 message: answer.clone(),
                 usage: Some(Usage { input_tokens: 10, output_tokens: 5, ..Usage::default() }),
                 stop: Some(stop),
+                purpose: ua_protocol::journal::CallPurpose::Conversation,
             })
             .unwrap();
         self.conversation.push(answer);
@@ -203,13 +205,21 @@ fn fitted_calls_are_reconstructed_exactly() {
                     messages_appended: conversation[journaled..].to_vec(),
                     omitted: fitted.omitted.clone(),
                     tools: None,
+                    purpose: ua_protocol::journal::CallPurpose::Conversation,
                 })
                 .unwrap();
             sent.push((turn, call, fitted.system, fitted.messages));
             let id = format!("t{turn}.{call}");
             let answer = if call < 3 { shell_call(&id, "ls") } else { Message::assistant_text("done") };
             journal
-                .append(&JournalEntry::ModelResponse { turn, call, message: answer.clone(), usage: None, stop: None })
+                .append(&JournalEntry::ModelResponse {
+                    turn,
+                    call,
+                    message: answer.clone(),
+                    usage: None,
+                    stop: None,
+                    purpose: ua_protocol::journal::CallPurpose::Conversation,
+                })
                 .unwrap();
             conversation.push(answer);
             journaled = conversation.len();

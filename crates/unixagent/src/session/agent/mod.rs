@@ -663,6 +663,7 @@ impl Session {
             messages_appended: appended,
             omitted: fitted.omitted.clone(),
             tools: first_call.then(|| tools.clone()),
+            purpose: ua_protocol::journal::CallPurpose::Conversation,
         });
         let max_tokens = self.agent.limits.request_max_tokens(max_tokens);
         let request = Request { system: fitted.system, messages: fitted.messages, tools, max_tokens };

@@ -51,6 +51,7 @@ impl Session {
             message,
             usage: self.agent.call_usage,
             stop: self.agent.call_stop.clone(),
+            purpose: ua_protocol::journal::CallPurpose::Conversation,
         });
     }
 
