@@ -22,9 +22,18 @@ pub struct Config {
     pub backend: Option<toml::Table>,
     pub policy: Option<toml::Table>,
     pub judge: crate::agent::gate::JudgeSettings,
-    pub journal: Option<toml::Table>,
+    pub journal: JournalConfig,
     pub sandbox: SandboxConfig,
     pub batch: BatchConfig,
+}
+
+/// Session journals.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct JournalConfig {
+    /// Sessions last active longer ago than this many days are deleted
+    /// (checked at most once a day, when a session starts). Unset: kept.
+    pub retain_days: Option<u64>,
 }
 
 /// The kernel sandbox for agent commands.

@@ -77,9 +77,11 @@ fn run(cli: cli::Cli, login_by_name: bool) -> anyhow::Result<i32> {
     };
     if let Some(cli::Sub::Sessions { action }) = &cli.sub {
         let done = match action {
+            cli::SessionsAction::List { json, all } => sessions::list(*json, *all),
             cli::SessionsAction::Show { id } => sessions::show(id),
             cli::SessionsAction::Export { id, format } => sessions::export(id, format),
-            _ => Err("this sessions command is not available yet".to_string()),
+            cli::SessionsAction::Prune { older_than } => sessions::prune(older_than),
+            cli::SessionsAction::Reindex => sessions::reindex(),
         };
         return Ok(done.unwrap_or_else(|e| {
             eprintln!("unixagent: {e}");
@@ -92,7 +94,15 @@ fn run(cli: cli::Cli, login_by_name: bool) -> anyhow::Result<i32> {
             None => sandbox::run(&cfg.sandbox, command),
         });
     }
+    if cli.usage {
+        return Ok(sessions::usage(cli.json, cli.since.as_deref()).unwrap_or_else(|e| {
+            eprintln!("unixagent: {e}");
+            1
+        }));
+    }
     let shell = shell::resolve(cli.shell.as_deref(), cfg.shell.command.as_deref());
+    // The session to continue, found before anything starts.
+    let resume = sessions::to_resume(cli.continue_, cli.any, cli.resume.as_deref()).map_err(anyhow::Error::msg)?;
 
     let agent = session::AgentOptions {
         backend: agent::backend::Setup {
@@ -119,7 +129,7 @@ fn run(cli: cli::Cli, login_by_name: bool) -> anyhow::Result<i32> {
     // a plain `-c` or a piped script without `#` lines.
     let sandbox = || sandboxed.then(|| sandbox::rules(&cfg.sandbox, &cwd));
     // A session over the shell: interactive, one-shot or batch.
-    let session = |integration: bool, shell_debug: bool, oneshot, batch| session::Options {
+    let session_options = |integration: bool, shell_debug: bool, oneshot, batch| session::Options {
         shell: shell.clone(),
         login,
         args: cli.shell_args.clone(),
@@ -130,6 +140,11 @@ fn run(cli: cli::Cli, login_by_name: bool) -> anyhow::Result<i32> {
         oneshot,
         batch,
         sandbox: sandbox(),
+        resume: resume.clone(),
+    };
+    let session = |integration: bool, shell_debug: bool, oneshot, batch| {
+        sessions::prune_retained(cfg.journal.retain_days);
+        session_options(integration, shell_debug, oneshot, batch)
     };
     let approval_timeout = Duration::from_secs(cfg.batch.approval_timeout_secs.max(1));
     if cli.json {

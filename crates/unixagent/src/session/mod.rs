@@ -64,6 +64,8 @@ pub struct Options {
     /// Start the shell inside the kernel sandbox with these rules (an
     /// error: they could not be compiled, and nothing may run).
     pub sandbox: Option<Result<ua_sandbox::Rules, String>>,
+    /// Continue the session in this directory (`--continue`, `--resume`).
+    pub resume: Option<PathBuf>,
 }
 
 /// How a batch run gets its input and where its events go.
@@ -149,7 +151,21 @@ async fn run_async(opts: Options, batch: Option<BatchOptions>) -> anyhow::Result
     }
     let (cols, rows) = terminal::size();
     let trace = crate::trace::TraceContext::inherited();
-    let (session_dir, journal) = open_journal(&opts.shell, &trace);
+    let (session_dir, journal, resumed) = match &opts.resume {
+        Some(dir) => {
+            let (d, j, r) = open_resumed(dir)?;
+            if batch.as_ref().is_none_or(|b| b.plain.is_some()) {
+                for line in resume_lines(&r, d.id()) {
+                    eprintln!("{}", dim(&format!("unixagent: {line}"), colour));
+                }
+            }
+            (Some(d), Some(j), Some(r))
+        }
+        None => {
+            let (d, j) = open_journal(&opts.shell, &trace);
+            (d, j, None)
+        }
+    };
     let id = session_dir.as_ref().map_or_else(session_id, |d| d.id().to_string());
     let mut env = vec![
         (OsString::from(shell::SESSION_ENV), OsString::from(&id)),
@@ -269,14 +285,18 @@ async fn run_async(opts: Options, batch: Option<BatchOptions>) -> anyhow::Result
         });
     }
     s.agent.session_id = id.clone();
-    s.journal(ua_protocol::journal::JournalEntry::SessionStart {
-        session: id,
-        pid: std::process::id(),
-        shell: opts.shell.display().to_string(),
-        cwd: std::env::current_dir().map(|d| d.display().to_string()).unwrap_or_default(),
-        os: std::env::consts::OS.to_string(),
-        version: env!("CARGO_PKG_VERSION").to_string(),
-    });
+    let cwd = std::env::current_dir().map(|d| d.display().to_string()).unwrap_or_default();
+    match resumed {
+        Some(r) => s.continue_from(r, &opts.shell, &cwd),
+        None => s.journal(ua_protocol::journal::JournalEntry::SessionStart {
+            session: id,
+            pid: std::process::id(),
+            shell: opts.shell.display().to_string(),
+            cwd,
+            os: std::env::consts::OS.to_string(),
+            version: env!("CARGO_PKG_VERSION").to_string(),
+        }),
+    }
     let code = s.run(&master, keys, &mut signals).await;
     s.journal(ua_protocol::journal::JournalEntry::SessionEnd { exit_code: Some(code) });
     drop(raw);
@@ -375,6 +395,38 @@ fn open_journal(
             (None, None)
         }
     }
+}
+
+/// What the person is told when a session continues: which one, what
+/// could not be read, and each command whose outcome is unknown.
+fn resume_lines(r: &ua_store::resume::Resumed, id: &str) -> Vec<String> {
+    let turns = r.next_turn.saturating_sub(1);
+    let mut lines = vec![format!("continuing session {id} ({turns} turn{} so far)", if turns == 1 { "" } else { "s" })];
+    lines.extend(r.report.skipped.iter().map(ToString::to_string));
+    if r.report.torn_tail {
+        lines.push("the journal's last line was incomplete (the session was cut short) and was skipped".into());
+    }
+    for i in &r.unresolved {
+        lines.push(format!(
+            "`{}` was running when the session stopped: its outcome is unknown, and it was not run again",
+            i.command.replace('\n', " ")
+        ));
+    }
+    lines
+}
+
+/// An earlier session, reopened: its conversation rebuilt from the
+/// journal (from the last checkpoint), and the journal opened to append.
+fn open_resumed(
+    dir: &std::path::Path,
+) -> anyhow::Result<(ua_store::session::SessionDir, ua_store::journal::Journal, ua_store::resume::Resumed)> {
+    let session = ua_store::session::SessionDir::open(dir).context("reading the session to continue")?;
+    let resumed = ua_store::resume::load(dir)
+        .with_context(|| format!("reading the journal of session {} to continue it", session.id()))?;
+    let journal =
+        ua_store::journal::Journal::open(session.journal_path(), ua_store::journal::SyncPolicy::default())
+            .with_context(|| format!("opening the journal of session {} to continue it", session.id()))?;
+    Ok((session, journal, resumed))
 }
 
 /// A session id unique enough for one machine: start time and pid.

@@ -3,9 +3,312 @@
 
 pub mod render;
 
-use std::path::Path;
+use std::io::{BufRead as _, IsTerminal as _, Write as _};
+use std::path::{Path, PathBuf};
 
+use ua_store::index::{Index, SessionState, SessionSummary, Summaries};
 use ua_store::session::SessionDir;
+
+/// The index of this user's data directory, rebuilt from the journals
+/// first if it does not exist yet (sessions from before it existed).
+fn index() -> Result<(PathBuf, Index), String> {
+    let data = ua_store::session::data_dir().map_err(|e| e.to_string())?;
+    let index = Index::open(&data).map_err(|e| e.to_string())?;
+    if !index.exists() {
+        let done = index.reindex().map_err(|e| e.to_string())?;
+        for p in &done.problems {
+            eprintln!("unixagent: {p}");
+        }
+    }
+    Ok((data, index))
+}
+
+fn load(index: &Index) -> Result<Summaries, String> {
+    let summaries = index.load().map_err(|e| e.to_string())?;
+    // Folding many records per session costs more than rewriting them
+    // as one line each; whoever reads the index next does it.
+    if summaries.needs_compaction() {
+        let _ = index.compact();
+    }
+    Ok(summaries)
+}
+
+fn now_ms() -> u64 {
+    let d = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+fn state_word(s: &SessionSummary) -> String {
+    match s.state {
+        SessionState::Running { pid } => format!("running ({pid})"),
+        SessionState::Ended { .. } => "ended".into(),
+        SessionState::Crashed => "stopped".into(),
+    }
+}
+
+fn tokens(s: &SessionSummary) -> u64 {
+    s.usage.total()
+}
+
+/// One line per session, for people.
+fn table(sessions: &[&SessionSummary], with_dir: bool) -> String {
+    let mut out = String::new();
+    for (i, s) in sessions.iter().enumerate() {
+        let first = s.first_instruction.as_deref().unwrap_or("");
+        let first: String = first.chars().take(60).collect::<String>().replace('\n', " ");
+        let dir = if with_dir { format!("  {}", s.cwd) } else { String::new() };
+        let _ = writeln!(
+            out,
+            "{:>3}  {}  {}{dir}  {} turn{}, {} tokens, {}  # {first}",
+            i + 1,
+            s.id,
+            render::utc(s.started_ms),
+            s.turns,
+            if s.turns == 1 { "" } else { "s" },
+            tokens(s),
+            state_word(s),
+        );
+    }
+    out
+}
+
+fn json(s: &SessionSummary) -> serde_json::Value {
+    let (state, pid) = match s.state {
+        SessionState::Running { pid } => ("running", Some(pid)),
+        SessionState::Ended { .. } => ("ended", None),
+        SessionState::Crashed => ("stopped", None),
+    };
+    serde_json::json!({
+        "id": s.id,
+        "started_ms": s.started_ms,
+        "cwd": s.cwd,
+        "shell": s.shell,
+        "first_instruction": s.first_instruction,
+        "turns": s.turns,
+        "tokens": { "input": s.usage.input_tokens + s.usage.cache_read_tokens + s.usage.cache_write_tokens,
+                    "output": s.usage.output_tokens },
+        "commands": s.commands,
+        "state": state,
+        "pid": pid,
+        "last_active_ms": s.last_active_ms,
+        "parent": s.parent,
+    })
+}
+
+/// `sessions list [--json] [--all]`.
+pub fn list(as_json: bool, all: bool) -> Result<i32, String> {
+    let (_, index) = index()?;
+    let summaries = load(&index)?;
+    let cwd = std::env::current_dir().map(|d| d.display().to_string()).unwrap_or_default();
+    let chosen: Vec<&SessionSummary> = summaries.sessions().iter().filter(|s| all || s.cwd == cwd).collect();
+    let mut out = std::io::stdout().lock();
+    if as_json {
+        for s in &chosen {
+            let _ = writeln!(out, "{}", json(s));
+        }
+        return Ok(0);
+    }
+    if chosen.is_empty() {
+        let more = if all { "" } else { " in this directory (`--all` lists every directory's)" };
+        eprintln!("unixagent: no sessions{more}");
+        return Ok(0);
+    }
+    let _ = out.write_all(table(&chosen, all).as_bytes());
+    Ok(0)
+}
+
+/// `sessions prune --older-than AGE`.
+pub fn prune(older_than: &str) -> Result<i32, String> {
+    let age = ua_store::index::parse_age(older_than)?;
+    let (_, index) = index()?;
+    let pruned = index.prune(u64::try_from(age.as_millis()).unwrap_or(u64::MAX), now_ms()).map_err(|e| e.to_string())?;
+    for s in &pruned.removed {
+        println!("removed {}  {}  {}", s.id, render::utc(s.last_active_ms), s.cwd);
+    }
+    for e in &pruned.failed {
+        eprintln!("unixagent: {e}");
+    }
+    println!("{} session{} removed", pruned.removed.len(), if pruned.removed.len() == 1 { "" } else { "s" });
+    Ok(if pruned.failed.is_empty() { 0 } else { 1 })
+}
+
+/// `sessions reindex`.
+pub fn reindex() -> Result<i32, String> {
+    let data = ua_store::session::data_dir().map_err(|e| e.to_string())?;
+    let index = Index::open(&data).map_err(|e| e.to_string())?;
+    let done = index.reindex().map_err(|e| e.to_string())?;
+    for p in &done.problems {
+        eprintln!("unixagent: {p}");
+    }
+    println!(
+        "{} session{} indexed; {} unreadable journal line{} skipped",
+        done.sessions,
+        if done.sessions == 1 { "" } else { "s" },
+        done.skipped_lines,
+        if done.skipped_lines == 1 { "" } else { "s" }
+    );
+    Ok(0)
+}
+
+/// Removes sessions older than `journal.retain_days`, at most once a day
+/// (a marker file's age says when it last ran). Quiet unless it fails.
+pub fn prune_retained(retain_days: Option<u64>) {
+    let Some(days) = retain_days.filter(|d| *d > 0) else { return };
+    let Ok(data) = ua_store::session::data_dir() else { return };
+    let marker = data.join("sessions").join(".pruned");
+    let recent = std::fs::metadata(&marker)
+        .and_then(|m| m.modified())
+        .is_ok_and(|t| t.elapsed().is_ok_and(|e| e.as_secs() < 86_400));
+    if recent {
+        return;
+    }
+    let Ok(index) = Index::open(&data) else { return };
+    let _ = std::fs::write(&marker, b"");
+    match index.prune(days.saturating_mul(86_400_000), now_ms()) {
+        Ok(p) => {
+            for e in &p.failed {
+                eprintln!("unixagent: pruning old sessions: {e}");
+            }
+        }
+        Err(e) => eprintln!("unixagent: pruning old sessions (journal.retain_days): {e}"),
+    }
+}
+
+/// `--usage [--json] [--since AGE]`.
+pub fn usage(as_json: bool, since: Option<&str>) -> Result<i32, String> {
+    let since_ms = match since {
+        Some(age) => now_ms().saturating_sub(u64::try_from(ua_store::index::parse_age(age)?.as_millis()).unwrap_or(u64::MAX)),
+        None => 0,
+    };
+    let (_, index) = index()?;
+    let report = load(&index)?.usage(since_ms);
+    let input = |u: &ua_protocol::event::Usage| u.input_tokens + u.cache_read_tokens + u.cache_write_tokens;
+    let mut out = std::io::stdout().lock();
+    if as_json {
+        let days: Vec<_> = report
+            .by_day
+            .iter()
+            .map(|d| {
+                let t = d.date();
+                serde_json::json!({ "day": format!("{:04}-{:02}-{:02}", t.year, t.month, t.day), "turns": d.turns,
+                                    "input": input(&d.usage), "output": d.usage.output_tokens })
+            })
+            .collect();
+        let sessions: Vec<_> = report
+            .by_session
+            .iter()
+            .map(|s| serde_json::json!({ "id": s.id, "cwd": s.cwd, "turns": s.turns,
+                                         "input": input(&s.usage), "output": s.usage.output_tokens }))
+            .collect();
+        let v = serde_json::json!({
+            "since_ms": since_ms,
+            "turns": report.turns,
+            "input": input(&report.total),
+            "output": report.total.output_tokens,
+            "cache_read": report.total.cache_read_tokens,
+            "cache_write": report.total.cache_write_tokens,
+            "by_day": days,
+            "by_session": sessions,
+        });
+        let _ = writeln!(out, "{v}");
+        return Ok(0);
+    }
+    let _ = writeln!(
+        out,
+        "{} turn{}: {} tokens in, {} out (cost is not shown: unixagent knows no prices)",
+        report.turns,
+        if report.turns == 1 { "" } else { "s" },
+        input(&report.total),
+        report.total.output_tokens
+    );
+    if !report.by_day.is_empty() {
+        let _ = writeln!(out, "\nby day (UTC):");
+        for d in &report.by_day {
+            let t = d.date();
+            let _ = writeln!(
+                out,
+                "  {:04}-{:02}-{:02}  {:>4} turns  {:>10} in  {:>9} out",
+                t.year,
+                t.month,
+                t.day,
+                d.turns,
+                input(&d.usage),
+                d.usage.output_tokens
+            );
+        }
+    }
+    if !report.by_session.is_empty() {
+        let _ = writeln!(out, "\nby session:");
+        for s in &report.by_session {
+            let _ = writeln!(
+                out,
+                "  {}  {:>4} turns  {:>10} in  {:>9} out  {}",
+                s.id,
+                s.turns,
+                input(&s.usage),
+                s.usage.output_tokens,
+                s.cwd
+            );
+        }
+    }
+    Ok(0)
+}
+
+/// The session `--continue` or `--resume` names, as its directory; `None`
+/// when neither was given. A running session is not taken over: two
+/// processes would write one journal.
+pub fn to_resume(continue_: bool, any: bool, resume: Option<&str>) -> Result<Option<PathBuf>, String> {
+    if !continue_ && resume.is_none() {
+        return Ok(None);
+    }
+    let (data, index) = index()?;
+    let summaries = load(&index)?;
+    let cwd = std::env::current_dir().map(|d| d.display().to_string()).unwrap_or_default();
+    let idle = |s: &&SessionSummary| !matches!(s.state, SessionState::Running { .. });
+    let id = match resume {
+        _ if continue_ => {
+            let found = summaries.sessions().iter().filter(|s| any || s.cwd == cwd).find(idle);
+            match found {
+                Some(s) => s.id.clone(),
+                None if any => return Err("there is no earlier session to continue".into()),
+                None => {
+                    return Err(
+                        "there is no earlier session in this directory to continue (`--continue --any` takes the latest anywhere)"
+                            .into(),
+                    );
+                }
+            }
+        }
+        Some("") => choose(&summaries, &cwd)?,
+        Some(prefix) => find(&data, prefix)?.id().to_string(),
+        None => return Ok(None),
+    };
+    if let Some(SessionState::Running { pid }) = summaries.get(&id).map(|s| s.state) {
+        return Err(format!(
+            "session {id} is still running (process {pid}); continue it there, or end it first"
+        ));
+    }
+    Ok(Some(data.join("sessions").join(id)))
+}
+
+/// `--resume` without an id: recent sessions (this directory's, else
+/// everyone's), and the number typed on the terminal.
+fn choose(summaries: &Summaries, cwd: &str) -> Result<String, String> {
+    let here: Vec<&SessionSummary> = summaries.in_cwd(cwd).take(10).collect();
+    let (shown, with_dir) = if here.is_empty() { (summaries.sessions().iter().take(10).collect(), true) } else { (here, false) };
+    if shown.is_empty() {
+        return Err("there are no sessions to continue yet".into());
+    }
+    eprint!("{}", table(&shown, with_dir));
+    if !std::io::stdin().is_terminal() {
+        return Err("give one of these ids to --resume (there is no terminal to choose on)".into());
+    }
+    eprint!("continue which one? [1-{}] ", shown.len());
+    let mut line = String::new();
+    std::io::stdin().lock().read_line(&mut line).map_err(|e| format!("reading the choice: {e}"))?;
+    let n: usize = line.trim().parse().map_err(|_| format!("{:?} is not one of the numbers shown", line.trim()))?;
+    shown.get(n.wrapping_sub(1)).map(|s| s.id.clone()).ok_or_else(|| format!("{n} is not one of the numbers shown"))
+}
 
 /// The session whose id is `prefix` or starts with it. An ambiguous
 /// prefix is an error listing the candidates.

@@ -813,6 +813,7 @@ impl Session {
             usage,
             commands: u32::try_from(steps).unwrap_or(u32::MAX),
         });
+        self.journal_checkpoint();
         let Some(turn) = turn else { return };
         let status = end.exit_status(turn.last_exit());
         let tokens = turn.usage();

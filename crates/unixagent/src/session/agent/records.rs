@@ -18,6 +18,22 @@ impl Session {
         }
     }
 
+    /// Marks a turn boundary in the journal, so a resume reads from here
+    /// rather than from the start. A side file that could not be written
+    /// only makes the next resume look for the line; that is not news.
+    pub(in crate::session) fn journal_checkpoint(&mut self) {
+        let Some(j) = self.agent.journal.as_mut() else { return };
+        match j.checkpoint() {
+            Ok(_) | Err(ua_store::StoreError::Checkpoint { .. }) => {}
+            Err(e) if !self.agent.journal_failed => {
+                self.agent.journal_failed = true;
+                let msg = format!("unixagent: the session journal could not be written ({e}); carrying on without it.");
+                self.notice(msg);
+            }
+            Err(_) => {}
+        }
+    }
+
     pub(super) fn journal_decision(
         &mut self,
         p: &Proposal,
@@ -97,5 +113,29 @@ impl Session {
         if let Some(policy) = &self.agent.policy {
             policy.post_exec(g.request.clone(), d.clone(), exit_code, duration);
         }
+    }
+}
+
+impl Session {
+    /// Carries on a session reopened with `--continue` or `--resume`: the
+    /// journal says so, and the conversation, its journaled part and the
+    /// turn count are where the journal left them.
+    pub(in crate::session) fn continue_from(&mut self, r: ua_store::resume::Resumed, shell: &std::path::Path, cwd: &str) {
+        self.journal(JournalEntry::Resumed {
+            pid: std::process::id(),
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            shell: shell.display().to_string(),
+            cwd: cwd.to_string(),
+            from_checkpoint: r.checkpoint.map(|c| c.seq),
+        });
+        self.journal_checkpoint();
+        if self.json() {
+            for line in super::super::resume_lines(&r, &self.agent.session_id.clone()) {
+                self.notice(line);
+            }
+        }
+        self.agent.history = r.conversation;
+        self.agent.journaled = r.journaled;
+        self.agent.turn_no = r.next_turn.saturating_sub(1);
     }
 }

@@ -78,6 +78,15 @@ impl Session {
             line.extend_from_slice(p.command.as_bytes());
         }
         line.push(b'\r');
+        // The ledger: written (and synced, unless read-only) before the
+        // command can do anything, so a crash leaves no doubt it started.
+        let read_only = self.agent.gated.as_ref().is_some_and(|g| g.verdict.risk == "read_only");
+        self.journal(JournalEntry::CommandIntent {
+            turn: self.agent.turn_no,
+            tool_use_id: p.id.clone(),
+            command: p.command.clone(),
+            read_only,
+        });
         self.agent.running = Some(Running {
             proposal: p,
             capture: Capture::new(self.agent.opts.output_cap),
