@@ -8,10 +8,16 @@
 //!   and skips (and reports) corrupt ones.
 //! - [`rebuild`]: the conversation and every model call rebuilt from the
 //!   journal, exactly as sent.
+//! - [`index`]: `sessions/index.jsonl`, one small record per session event,
+//!   appended by every running session under a shared `flock` and compacted
+//!   under an exclusive one; folded into one summary per session for
+//!   listing sessions, finding the latest in a directory and totalling
+//!   usage without opening a journal. Rebuildable from the journals.
 //!
 //! The line format itself ([`ua_protocol::journal`]) is pure data in
-//! `ua-protocol`. This crate does not decide what to journal or when, and
-//! does not trim conversations to a token budget (that is `ua-context`).
+//! `ua-protocol`. This crate does not decide what to journal or when,
+//! does not trim conversations to a token budget (that is `ua-context`),
+//! and does not print sessions or usage (that is the binary).
 //!
 //! ```
 //! use ua_protocol::conversation::Message;
@@ -55,6 +61,7 @@
 //! ```
 
 mod error;
+pub mod index;
 pub mod journal;
 pub mod rebuild;
 pub mod session;

@@ -128,14 +128,14 @@ impl SessionDir {
     }
 }
 
-fn read_meta(path: &Path) -> Result<SessionMeta, StoreError> {
+pub(crate) fn read_meta(path: &Path) -> Result<SessionMeta, StoreError> {
     let bytes = fs::read(path).map_err(|source| StoreError::Read { path: path.to_owned(), source })?;
     serde_json::from_slice(&bytes).map_err(|source| StoreError::Meta { path: path.to_owned(), source })
 }
 
 /// Creates `dir` and any missing parents as 0700. Existing directories
 /// keep their mode: they may be shared on purpose.
-fn create_private_dir_all(dir: &Path) -> Result<(), StoreError> {
+pub(crate) fn create_private_dir_all(dir: &Path) -> Result<(), StoreError> {
     DirBuilder::new()
         .recursive(true)
         .mode(0o700)

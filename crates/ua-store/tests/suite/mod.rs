@@ -1,2 +1,3 @@
 mod files;
+mod index;
 mod reconstruct;
