@@ -30,6 +30,7 @@ mod proxy;
 mod remote;
 mod sandbox;
 mod servers;
+mod sessions;
 mod shells;
 mod sshd;
 mod support;

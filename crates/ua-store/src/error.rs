@@ -39,6 +39,19 @@ pub enum StoreError {
     /// it by scanning from the end instead.
     #[error("cannot write {path}: {source}; resuming this session will take a little longer")]
     Checkpoint { path: PathBuf, source: io::Error },
+
+    /// The session index could not be updated: disk full, an I/O error, or
+    /// another process held it too long. Retryable, and never fatal to a
+    /// session: the journal keeps the facts and a reindex restores them.
+    #[error(
+        "cannot update the session index {path}: {source}; sessions go on, and a reindex rebuilds it from the journals"
+    )]
+    IndexWrite { path: PathBuf, source: io::Error },
+
+    /// A session directory could not be removed, or was not removed
+    /// because it does not look like one. Retryable once the cause is fixed.
+    #[error("cannot remove the session directory {path}: {source}; check it and remove it by hand if it is unwanted")]
+    Remove { path: PathBuf, source: io::Error },
 }
 
 impl StoreError {

@@ -16,11 +16,17 @@
 //!   turn boundary into the journal and `checkpoint.json`, so that
 //! - [`resume`] reopens a session reading from there, in time bounded by
 //!   the conversation rather than by the journal.
+//! - [`index`]: `sessions/index.jsonl`, one small record per session event,
+//!   appended by every running session under a shared `flock` and compacted
+//!   under an exclusive one; folded into one summary per session for
+//!   listing sessions, finding the latest in a directory and totalling
+//!   usage without opening a journal. Rebuildable from the journals.
 //!
 //! The line format itself ([`ua_protocol::journal`]) is pure data in
 //! `ua-protocol`. This crate does not decide what to journal or when, does
-//! not write summaries (a model call does), and does not trim conversations
-//! to a token budget (that is `ua-context`).
+//! not write summaries (a model call does), does not trim conversations to
+//! a token budget (that is `ua-context`), and does not print sessions or
+//! usage (that is the binary).
 //!
 //! ```
 //! use ua_protocol::conversation::Message;
@@ -73,6 +79,7 @@
 pub mod checkpoint;
 mod error;
 pub mod fold;
+pub mod index;
 pub mod journal;
 mod reader;
 pub mod rebuild;

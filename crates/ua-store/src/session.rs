@@ -135,7 +135,7 @@ pub(crate) fn read_meta(path: &Path) -> Result<SessionMeta, StoreError> {
 
 /// Creates `dir` and any missing parents as 0700. Existing directories
 /// keep their mode: they may be shared on purpose.
-fn create_private_dir_all(dir: &Path) -> Result<(), StoreError> {
+pub(crate) fn create_private_dir_all(dir: &Path) -> Result<(), StoreError> {
     DirBuilder::new()
         .recursive(true)
         .mode(0o700)
@@ -149,7 +149,7 @@ fn set_private(path: &Path, mode: u32) -> Result<(), StoreError> {
         .map_err(|source| StoreError::Create { path: path.to_owned(), source })
 }
 
-pub(crate) fn now_ms() -> u64 {
+pub fn now_ms() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 

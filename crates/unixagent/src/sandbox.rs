@@ -209,7 +209,12 @@ impl Prepared {
 
 /// `sandbox-exec -p PROFILE -- env PROXY… -- program args…`, split into
 /// the program to start and its arguments.
-fn seatbelt_argv(rules: &Rules, proxy_port: Option<u16>, program: &Path, args: &[OsString]) -> (PathBuf, Vec<OsString>) {
+fn seatbelt_argv(
+    rules: &Rules,
+    proxy_port: Option<u16>,
+    program: &Path,
+    args: &[OsString],
+) -> (PathBuf, Vec<OsString>) {
     let mut command: Vec<OsString> = vec![program.into()];
     command.extend(args.iter().cloned());
     let mut argv = ua_sandbox::seatbelt::command_with_proxy(rules, proxy_port, &command);
@@ -410,7 +415,11 @@ fn platform(rules: &Rules) -> (serde_json::Value, String, Vec<(&'static str, Str
 fn platform(rules: &Rules) -> (serde_json::Value, String, Vec<(&'static str, String)>) {
     let present = Path::new(ua_sandbox::seatbelt::SANDBOX_EXEC).exists();
     let json = serde_json::json!({ "seatbelt": present });
-    let line = format!("macOS Seatbelt ({} {})", ua_sandbox::seatbelt::SANDBOX_EXEC, if present { "present" } else { "missing" });
+    let line = format!(
+        "macOS Seatbelt ({} {})",
+        ua_sandbox::seatbelt::SANDBOX_EXEC,
+        if present { "present" } else { "missing" }
+    );
     let reach = if rules.network() { "HTTP(S) through the allowlisting proxy on loopback" } else { "no network" };
     let enforcement = vec![
         ("filesystem", "Seatbelt profile (`unixagent sandbox status` lists its rules)".to_string()),

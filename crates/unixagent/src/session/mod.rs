@@ -266,6 +266,12 @@ async fn run_async(opts: Options, batch: Option<BatchOptions>) -> anyhow::Result
         batch_rx: None,
     };
     s.agent.journal = journal;
+    s.agent.index = session_dir.as_ref().and_then(|d| {
+        let data = d.path().parent()?.parent()?;
+        let index = ua_store::index::Index::open(data).ok()?;
+        let parent = d.meta().ok().and_then(|m| m.parent);
+        Some((index, ua_store::index::RecordFeed::new(d.id(), parent)))
+    });
     s.agent.sandbox = watch;
     s.agent.blocked = blocked;
     if let Some(opts) = batch {
@@ -421,11 +427,20 @@ fn open_resumed(
     dir: &std::path::Path,
 ) -> anyhow::Result<(ua_store::session::SessionDir, ua_store::journal::Journal, ua_store::resume::Resumed)> {
     let session = ua_store::session::SessionDir::open(dir).context("reading the session to continue")?;
+    // In the index first: from here on a prune sees it running.
+    if let Some(data) = dir.parent().and_then(std::path::Path::parent)
+        && let Ok(index) = ua_store::index::Index::open(data)
+    {
+        let _ = index.append(&ua_store::index::Record::Resumed {
+            id: session.id().to_string(),
+            ts: ua_store::session::now_ms(),
+            pid: std::process::id(),
+        });
+    }
     let resumed = ua_store::resume::load(dir)
         .with_context(|| format!("reading the journal of session {} to continue it", session.id()))?;
-    let journal =
-        ua_store::journal::Journal::open(session.journal_path(), ua_store::journal::SyncPolicy::default())
-            .with_context(|| format!("opening the journal of session {} to continue it", session.id()))?;
+    let journal = ua_store::journal::Journal::open(session.journal_path(), ua_store::journal::SyncPolicy::default())
+        .with_context(|| format!("opening the journal of session {} to continue it", session.id()))?;
     Ok((session, journal, resumed))
 }
 

@@ -52,6 +52,7 @@ fn tokens(s: &SessionSummary) -> u64 {
 
 /// One line per session, for people.
 fn table(sessions: &[&SessionSummary], with_dir: bool) -> String {
+    use std::fmt::Write as _;
     let mut out = String::new();
     for (i, s) in sessions.iter().enumerate() {
         let first = s.first_instruction.as_deref().unwrap_or("");
@@ -121,7 +122,8 @@ pub fn list(as_json: bool, all: bool) -> Result<i32, String> {
 pub fn prune(older_than: &str) -> Result<i32, String> {
     let age = ua_store::index::parse_age(older_than)?;
     let (_, index) = index()?;
-    let pruned = index.prune(u64::try_from(age.as_millis()).unwrap_or(u64::MAX), now_ms()).map_err(|e| e.to_string())?;
+    let pruned =
+        index.prune(u64::try_from(age.as_millis()).unwrap_or(u64::MAX), now_ms()).map_err(|e| e.to_string())?;
     for s in &pruned.removed {
         println!("removed {}  {}  {}", s.id, render::utc(s.last_active_ms), s.cwd);
     }
@@ -177,7 +179,9 @@ pub fn prune_retained(retain_days: Option<u64>) {
 /// `--usage [--json] [--since AGE]`.
 pub fn usage(as_json: bool, since: Option<&str>) -> Result<i32, String> {
     let since_ms = match since {
-        Some(age) => now_ms().saturating_sub(u64::try_from(ua_store::index::parse_age(age)?.as_millis()).unwrap_or(u64::MAX)),
+        Some(age) => {
+            now_ms().saturating_sub(u64::try_from(ua_store::index::parse_age(age)?.as_millis()).unwrap_or(u64::MAX))
+        }
         None => 0,
     };
     let (_, index) = index()?;
@@ -197,8 +201,10 @@ pub fn usage(as_json: bool, since: Option<&str>) -> Result<i32, String> {
         let sessions: Vec<_> = report
             .by_session
             .iter()
-            .map(|s| serde_json::json!({ "id": s.id, "cwd": s.cwd, "turns": s.turns,
-                                         "input": input(&s.usage), "output": s.usage.output_tokens }))
+            .map(|s| {
+                serde_json::json!({ "id": s.id, "cwd": s.cwd, "turns": s.turns,
+                                         "input": input(&s.usage), "output": s.usage.output_tokens })
+            })
             .collect();
         let v = serde_json::json!({
             "since_ms": since_ms,
@@ -284,9 +290,7 @@ pub fn to_resume(continue_: bool, any: bool, resume: Option<&str>) -> Result<Opt
         None => return Ok(None),
     };
     if let Some(SessionState::Running { pid }) = summaries.get(&id).map(|s| s.state) {
-        return Err(format!(
-            "session {id} is still running (process {pid}); continue it there, or end it first"
-        ));
+        return Err(format!("session {id} is still running (process {pid}); continue it there, or end it first"));
     }
     Ok(Some(data.join("sessions").join(id)))
 }
@@ -295,7 +299,8 @@ pub fn to_resume(continue_: bool, any: bool, resume: Option<&str>) -> Result<Opt
 /// everyone's), and the number typed on the terminal.
 fn choose(summaries: &Summaries, cwd: &str) -> Result<String, String> {
     let here: Vec<&SessionSummary> = summaries.in_cwd(cwd).take(10).collect();
-    let (shown, with_dir) = if here.is_empty() { (summaries.sessions().iter().take(10).collect(), true) } else { (here, false) };
+    let (shown, with_dir) =
+        if here.is_empty() { (summaries.sessions().iter().take(10).collect(), true) } else { (here, false) };
     if shown.is_empty() {
         return Err("there are no sessions to continue yet".into());
     }
@@ -394,9 +399,8 @@ mod tests {
         for id in ["20261123T100000.000Z-aaaa", "20261123T100000.000Z-aabb", "20261124T090000.000Z-cccc"] {
             let d = dir.path().join("sessions").join(id);
             std::fs::create_dir_all(&d).unwrap();
-            let meta = format!(
-                r#"{{"id":"{id}","created_ms":0,"pid":1,"shell":"/bin/sh","cwd":"/","version":"0.1.0"}}"#
-            );
+            let meta =
+                format!(r#"{{"id":"{id}","created_ms":0,"pid":1,"shell":"/bin/sh","cwd":"/","version":"0.1.0"}}"#);
             std::fs::write(d.join("meta.json"), meta).unwrap();
         }
         assert_eq!(find(dir.path(), "20261124").unwrap().id(), "20261124T090000.000Z-cccc");

@@ -7,7 +7,7 @@
 use std::fmt::Write as _;
 
 use ua_protocol::conversation::{Block, Role};
-use ua_protocol::journal::{DecisionOutcome, JournalEntry, JournalLine};
+use ua_protocol::journal::{CallPurpose, DecisionOutcome, JournalEntry, JournalLine};
 
 /// How to print.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -28,9 +28,13 @@ pub fn render(lines: &[JournalLine], style: Style) -> String {
             JournalEntry::SessionStart { session, shell, cwd, version, .. } => {
                 let when = utc(line.ts);
                 if md {
-                    let _ = writeln!(out, "# Session {session}\n\nStarted {when} in `{cwd}` ({shell}, unixagent {version}).\n");
+                    let _ = writeln!(
+                        out,
+                        "# Session {session}\n\nStarted {when} in `{cwd}` ({shell}, unixagent {version}).\n"
+                    );
                 } else {
-                    let _ = writeln!(out, "session {session}\nstarted {when} in {cwd} ({shell}, unixagent {version})\n");
+                    let _ =
+                        writeln!(out, "session {session}\nstarted {when} in {cwd} ({shell}, unixagent {version})\n");
                 }
             }
             JournalEntry::Instruction { turn, text } => {
@@ -40,7 +44,9 @@ pub fn render(lines: &[JournalLine], style: Style) -> String {
                     let _ = writeln!(out, "── turn {turn} ──\n# {text}\n");
                 }
             }
-            JournalEntry::ModelResponse { message, .. } if message.role == Role::Assistant => {
+            JournalEntry::ModelResponse { message, purpose: CallPurpose::Conversation, .. }
+                if message.role == Role::Assistant =>
+            {
                 for b in &message.content {
                     if let Block::Text { text } = b
                         && !text.trim().is_empty()
@@ -100,12 +106,35 @@ pub fn render(lines: &[JournalLine], style: Style) -> String {
                     if md { "_" } else { ")" },
                 );
             }
+            JournalEntry::Summary { covers_through_turn, .. } => {
+                let _ = writeln!(
+                    out,
+                    "{}turns up to {covers_through_turn} summarised for the model{}\n",
+                    if md { "_" } else { "(" },
+                    if md { "_" } else { ")" }
+                );
+            }
+            JournalEntry::Resumed { cwd, .. } => {
+                let _ = writeln!(
+                    out,
+                    "{}continued {} in {cwd}{}\n",
+                    if md { "_" } else { "── " },
+                    utc(line.ts),
+                    if md { "_" } else { " ──" }
+                );
+            }
             JournalEntry::Error { message, .. } => {
                 let _ = writeln!(out, "{}{message}\n", if md { "**error:** " } else { "error: " });
             }
             JournalEntry::SessionEnd { exit_code } => {
                 let code = exit_code.map_or(String::new(), |c| format!(" (shell exit {c})"));
-                let _ = writeln!(out, "{}session ended {}{code}{}", if md { "_" } else { "" }, utc(line.ts), if md { "_" } else { "" });
+                let _ = writeln!(
+                    out,
+                    "{}session ended {}{code}{}",
+                    if md { "_" } else { "" },
+                    utc(line.ts),
+                    if md { "_" } else { "" }
+                );
             }
             _ => {}
         }
@@ -149,47 +178,63 @@ mod tests {
 
     fn journal() -> Vec<JournalLine> {
         vec![
-            line(1, JournalEntry::SessionStart {
-                session: "S1".into(),
-                pid: 1,
-                shell: "/bin/bash".into(),
-                cwd: "/home/u/p".into(),
-                os: "linux".into(),
-                version: "0.1.0".into(),
-            }),
+            line(
+                1,
+                JournalEntry::SessionStart {
+                    session: "S1".into(),
+                    pid: 1,
+                    shell: "/bin/bash".into(),
+                    cwd: "/home/u/p".into(),
+                    os: "linux".into(),
+                    version: "0.1.0".into(),
+                },
+            ),
             line(2, JournalEntry::Instruction { turn: 1, text: "count the files".into() }),
-            line(3, JournalEntry::ModelResponse {
-                turn: 1,
-                call: 1,
-                message: Message { role: Role::Assistant, content: vec![Block::text("Counting them.")] },
-                usage: None,
-                stop: None,
-            }),
-            line(4, JournalEntry::Decision {
-                turn: 1,
-                tool_use_id: "t1".into(),
-                command: "ls | wc -l".into(),
-                risk: "read_only".into(),
-                outcome: DecisionOutcome::Run,
-                decided_by: "policy".into(),
-                approver: None,
-            }),
-            line(5, JournalEntry::ToolResult {
-                turn: 1,
-                tool_use_id: "t1".into(),
-                command: "ls | wc -l".into(),
-                exit_code: Some(0),
-                output: "42".into(),
-                is_error: false,
-                truncated: false,
-                duration_ms: 1200,
-            }),
-            line(6, JournalEntry::TurnEnd {
-                turn: 1,
-                reason: TurnEndReason::Answered,
-                usage: Usage { input_tokens: 100, output_tokens: 20, ..Usage::default() },
-                commands: 1,
-            }),
+            line(
+                3,
+                JournalEntry::ModelResponse {
+                    turn: 1,
+                    call: 1,
+                    message: Message { role: Role::Assistant, content: vec![Block::text("Counting them.")] },
+                    usage: None,
+                    stop: None,
+                    purpose: ua_protocol::journal::CallPurpose::Conversation,
+                },
+            ),
+            line(
+                4,
+                JournalEntry::Decision {
+                    turn: 1,
+                    tool_use_id: "t1".into(),
+                    command: "ls | wc -l".into(),
+                    risk: "read_only".into(),
+                    outcome: DecisionOutcome::Run,
+                    decided_by: "policy".into(),
+                    approver: None,
+                },
+            ),
+            line(
+                5,
+                JournalEntry::ToolResult {
+                    turn: 1,
+                    tool_use_id: "t1".into(),
+                    command: "ls | wc -l".into(),
+                    exit_code: Some(0),
+                    output: "42".into(),
+                    is_error: false,
+                    truncated: false,
+                    duration_ms: 1200,
+                },
+            ),
+            line(
+                6,
+                JournalEntry::TurnEnd {
+                    turn: 1,
+                    reason: TurnEndReason::Answered,
+                    usage: Usage { input_tokens: 100, output_tokens: 20, ..Usage::default() },
+                    commands: 1,
+                },
+            ),
         ]
     }
 

@@ -217,6 +217,11 @@ pub(super) struct AgentSide {
     call_stop: Option<StopReason>,
     /// Tokens used this session against `max_tokens_per_session`.
     budget: SessionBudget,
+    /// The session index and what this session adds to it, as the journal
+    /// gets the entries that matter (start, turns, end).
+    pub(super) index: Option<(ua_store::index::Index, ua_store::index::RecordFeed)>,
+    /// An index update failed and the user has been told once.
+    index_failed: bool,
     /// The shell runs in the kernel sandbox: its rules and the proxy's
     /// decisions, to say when a command ran into them.
     pub(super) sandbox: Option<SandboxWatch>,
@@ -327,6 +332,8 @@ impl AgentSide {
             budget: SessionBudget::new(opts_limit),
             sandbox: None,
             blocked: None,
+            index: None,
+            index_failed: false,
         }
     }
 

@@ -9,12 +9,20 @@ impl Session {
     /// session goes on without losing anything else.
     pub(in crate::session) fn journal(&mut self, entry: JournalEntry) {
         let Some(j) = self.agent.journal.as_mut() else { return };
-        if let Err(e) = j.append(&entry)
+        let ts = ua_store::session::now_ms();
+        if let Err(e) = j.append_at(&entry, ts)
             && !self.agent.journal_failed
         {
             self.agent.journal_failed = true;
             let msg = format!("unixagent: the session journal could not be written ({e}); carrying on without it.");
             self.notice(msg);
+        }
+        let Some((index, feed)) = self.agent.index.as_mut() else { return };
+        let Some(record) = feed.feed(ts, &entry) else { return };
+        if let Err(e) = index.append(&record)
+            && !std::mem::replace(&mut self.agent.index_failed, true)
+        {
+            self.notice(format!("unixagent: {e}"));
         }
     }
 
@@ -120,7 +128,12 @@ impl Session {
     /// Carries on a session reopened with `--continue` or `--resume`: the
     /// journal says so, and the conversation, its journaled part and the
     /// turn count are where the journal left them.
-    pub(in crate::session) fn continue_from(&mut self, r: ua_store::resume::Resumed, shell: &std::path::Path, cwd: &str) {
+    pub(in crate::session) fn continue_from(
+        &mut self,
+        r: ua_store::resume::Resumed,
+        shell: &std::path::Path,
+        cwd: &str,
+    ) {
         self.journal(JournalEntry::Resumed {
             pid: std::process::id(),
             version: env!("CARGO_PKG_VERSION").to_string(),
