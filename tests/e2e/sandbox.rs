@@ -336,6 +336,42 @@ fn the_status_names_each_enforcement() {
     assert!(hidden.contains(".ssh"), "{hidden}");
 }
 
+#[test]
+fn a_directory_a_cedar_policy_forbids_is_hidden_by_the_kernel_too() {
+    let b = Box::new();
+    b.write("private/plan.txt", "PRIVATE-PLAN\n");
+    b.write("public/plan.txt", "PUBLIC-PLAN\n");
+    b.write(
+        ".config/unixagent/policy.cedar",
+        "@id(\"private-dir\")\n\
+         forbid (principal, action == Action::\"read\", resource in Directory::\"${HOME}/private\");\n",
+    );
+    let cat = |rel: &str| {
+        let mut c = Command::new(unixagent());
+        c.args(["sandbox", "--", "cat"]).arg(b.path(rel)).current_dir(b.path("proj")).env("HOME", b.dir.path());
+        c.env_remove("XDG_CONFIG_HOME").env_remove("XDG_DATA_HOME").env_remove("UNIXAGENT_CONFIG");
+        output(c)
+    };
+    let o = cat("private/plan.txt");
+    refused(&o, "reading a directory policy.cedar forbids");
+    assert!(o.stderr.contains("Permission denied"), "{}", o.stderr);
+    assert!(!o.stdout.contains("PRIVATE-PLAN"), "{}", o.stdout);
+    // Controls: the sibling reads fine inside, and the file outside.
+    let o = cat("public/plan.txt");
+    ok(&o);
+    assert!(o.stdout.contains("PUBLIC-PLAN"), "{}", o.stdout);
+    ok(&b.run_plain("proj", "cat ~/private/plan.txt"));
+    // The status names the rule and where it came from.
+    let mut c = Command::new(unixagent());
+    c.args(["sandbox", "status"]).current_dir(b.path("proj")).env("HOME", b.dir.path());
+    c.env_remove("XDG_CONFIG_HOME").env_remove("XDG_DATA_HOME").env_remove("UNIXAGENT_CONFIG");
+    let o = output(c);
+    ok(&o);
+    let policy = b.path(".config/unixagent/policy.cedar");
+    let line = format!("{}  ({}: @id(\"private-dir\"))", b.path("private").display(), policy.display());
+    assert!(o.stdout.contains(&line), "{line:?} not in:\n{}", o.stdout);
+}
+
 /// Runs unixagent with the Landlock system calls failing as on a kernel
 /// without Landlock (ENOSYS), through a seccomp filter set in the child.
 fn without_landlock(b: &Box, script: &str, config: Option<&str>) -> Out {

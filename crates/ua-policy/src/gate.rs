@@ -129,6 +129,28 @@ impl PolicyConfig {
         self.data_dir.join("audit.jsonl")
     }
 
+    /// Reads the policy files: the built-in policy, `policy.cedar` and
+    /// `policy.toml` in the config directory (each optional), and the
+    /// narrowing files (required).
+    pub fn sources(&self) -> Result<load::Sources, PolicyError> {
+        let places = self.places();
+        let mut base = vec![load::builtin(&places)];
+        if let Some(src) = optional(&self.config_dir.join("policy.cedar"), |p| load::read_cedar(p, &places))? {
+            base.push(src);
+        }
+        let toml = optional(&self.config_dir.join("policy.toml"), |p| load::read_toml(p, &places))?;
+        let mut narrowing = Vec::new();
+        for path in &self.narrowing {
+            if path.extension().is_some_and(|e| e == "toml") {
+                narrowing.push(load::read_toml(path, &places)?);
+            } else {
+                // A Cedar file has no modes: it leaves the fallback as is.
+                narrowing.push((load::read_cedar(path, &places)?, Modes::uniform(Mode::Allow)));
+            }
+        }
+        Ok(load::Sources { base, toml, narrowing })
+    }
+
     pub(crate) fn places(&self) -> Places {
         let s = |p: &Path| crate::paths::normalize(&p.to_string_lossy());
         Places { home: s(&self.home), config_dir: s(&self.config_dir), data_dir: s(&self.data_dir) }
@@ -367,27 +389,16 @@ impl Gate {
     pub fn load(cfg: &PolicyConfig) -> Result<Gate, PolicyError> {
         let places = cfg.places();
         let schema = load::schema()?;
-        let mut base = vec![load::builtin(&places)];
+        let sources = cfg.sources()?;
+        let mut base = sources.base;
         let mut modes = Modes::uniform(Mode::Ask);
-        let cedar_path = cfg.config_dir.join("policy.cedar");
-        if let Some(src) = optional(&cedar_path, |p| load::read_cedar(p, &places))? {
-            base.push(src);
-        }
-        let toml_path = cfg.config_dir.join("policy.toml");
-        if let Some((src, m)) = optional(&toml_path, |p| load::read_toml(p, &places))? {
+        if let Some((src, m)) = sources.toml {
             base.push(src);
             modes = m;
         }
         let mut layers = vec![load::layer("base", &base, modes, &schema)?];
-        for (i, path) in cfg.narrowing.iter().enumerate() {
+        for (i, (src, modes)) in sources.narrowing.into_iter().enumerate() {
             let name = format!("narrowing {}", i + 1);
-            let is_toml = path.extension().is_some_and(|e| e == "toml");
-            let (src, modes) = if is_toml {
-                load::read_toml(path, &places)?
-            } else {
-                // A Cedar file has no modes: it leaves the fallback as is.
-                (load::read_cedar(path, &places)?, Modes::uniform(Mode::Allow))
-            };
             layers.push(load::layer(&name, &[load::builtin(&places), src], modes, &schema)?);
         }
         let hooks = cfg.hooks.clone().discover(&cfg.config_dir)?;

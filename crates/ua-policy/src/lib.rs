@@ -8,7 +8,8 @@
 //!   escapes, `${IFS}`, absolute paths and wrappers do not get around it.
 //! - [`cedar`]: the schema, the built-in policy and layered evaluation;
 //!   [`policy_toml`] translates the simple `policy.toml` into Cedar, so
-//!   there is one evaluation path.
+//!   there is one evaluation path. [`cedar::sandbox`] reads off the
+//!   directories and hosts the policies name, for the kernel sandbox.
 //! - [`hooks`]: the user's pre-exec and post-exec executables; a crash, a
 //!   timeout or unreadable output denies.
 //! - [`paging`]: the agent's `git log`, `systemctl status` and `man` with

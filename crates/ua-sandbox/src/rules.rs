@@ -1,8 +1,8 @@
 //! What the sandbox enforces, as plain values.
 //!
-//! Each rule carries its `source` (`default`, `policy.toml
-//! [approval.network] allow_hosts`, `cedar: forbid …`) so `unixagent
-//! sandbox status` can say why it is there.
+//! Each rule carries its `source` (`default: …`, `policy.toml
+//! [approval.network] allow_hosts`, `…/policy.cedar: @id("…")`) so
+//! `unixagent sandbox status` can say why it is there.
 
 use std::path::{Path, PathBuf};
 
@@ -253,6 +253,32 @@ impl Rules {
     pub fn network(&self) -> bool {
         !self.allow_hosts.is_empty()
     }
+
+    /// Whether `path` and everything below it are hidden.
+    pub fn hides(&self, path: &Path) -> bool {
+        self.read_deny.iter().any(|r| path.starts_with(&r.path))
+    }
+
+    /// Whether every write at or below `path` is refused, as the Linux
+    /// launcher enforces these rules: it is hidden; or no write root
+    /// overlaps it, so Landlock grants no write there; or a protected path
+    /// at or above it lies inside a write root, which binds it read-only
+    /// with all below. A protected path *above* a write root protects
+    /// nothing: Landlock grants the root whole.
+    pub fn refuses_writes(&self, path: &Path) -> bool {
+        let roots = || self.write_roots.iter().map(|r| r.path.as_path());
+        self.hides(path)
+            || !roots().any(|w| path.starts_with(w) || w.starts_with(path))
+            || self.write_protect.iter().any(|r| path.starts_with(&r.path) && roots().any(|w| r.path.starts_with(w)))
+    }
+
+    /// The allowlist entry that lets `host` through on some port, if any.
+    pub fn admits(&self, host: &str) -> Option<&HostRule> {
+        self.allow_hosts.iter().find(|h| {
+            let (HostPattern::Exact { port, .. } | HostPattern::Subdomains { port, .. }) = &h.host;
+            h.host.matches(host, port.unwrap_or(443))
+        })
+    }
 }
 
 /// The repository holding `dir` (its work tree root, found by walking up
@@ -294,6 +320,24 @@ mod tests {
             assert!(HostPattern::parse(bad).is_err(), "{bad:?}");
         }
         assert_eq!(host("*.Example.com:443").to_string(), "*.example.com:443");
+    }
+
+    #[test]
+    fn what_is_refused_follows_how_the_launcher_enforces_it() {
+        let mut r = Rules::default();
+        r.read_deny.push(PathRule::new("/h/secret", "t"));
+        r.write_roots.push(PathRule::new("/h/proj", "t"));
+        r.write_protect.push(PathRule::new("/h/proj/.git/hooks", "t"));
+        r.write_protect.push(PathRule::new("/h", "t"));
+        assert!(r.hides(Path::new("/h/secret/key")) && !r.hides(Path::new("/h/secrets")));
+        assert!(r.refuses_writes(Path::new("/h/secret")), "hidden");
+        assert!(r.refuses_writes(Path::new("/etc")), "outside every root");
+        assert!(r.refuses_writes(Path::new("/h/proj/.git/hooks/x")), "protected inside a root");
+        assert!(!r.refuses_writes(Path::new("/h/proj/src")), "inside a root");
+        assert!(!r.refuses_writes(Path::new("/h")), "a root lies below: protecting /h does not reach it");
+        r.allow_hosts.push(HostRule { host: host("*.corp:8443"), source: "t".into() });
+        assert_eq!(r.admits("a.corp").map(|h| h.host.to_string()), Some("*.corp:8443".into()));
+        assert!(r.admits("corp").is_none() && r.admits("a.org").is_none());
     }
 
     #[test]

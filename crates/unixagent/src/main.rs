@@ -127,7 +127,7 @@ fn run(cli: cli::Cli, login_by_name: bool) -> anyhow::Result<i32> {
     let sandboxed = unattended || cli.sandbox || cfg.sandbox.interactive;
     // Compiled only when a session starts, so a broken policy never stops
     // a plain `-c` or a piped script without `#` lines.
-    let sandbox = || sandboxed.then(|| sandbox::rules(&cfg.sandbox, &cwd));
+    let sandbox = || sandboxed.then(|| sandbox::rules(&cfg.sandbox, &cwd, &agent.policy_layers));
     // A session over the shell: interactive, one-shot or batch.
     let session_options = |integration: bool, shell_debug: bool, oneshot, batch| session::Options {
         shell: shell.clone(),

@@ -1,6 +1,7 @@
 //! The kernel sandbox as unixagent uses it: the rules compiled from the
-//! config and the policy, the launcher that applies them and runs the
-//! shell or a command, and `unixagent sandbox status` / `sandbox -- CMD`.
+//! config and the policies (`sandbox/policy.rs`), the launcher that
+//! applies them and runs the shell or a command, and `unixagent sandbox
+//! status` / `sandbox -- CMD`.
 //!
 //! On Linux a sandboxed process is started as `unixagent __sandbox-exec
 //! SPEC -- PROGRAM ARGS…`: that launcher reads the spec (then deletes it),
@@ -14,7 +15,11 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use ua_sandbox::rules::{HostPattern, HostRule, Mode, PathRule, Places, Rules};
+use ua_sandbox::rules::{Mode, PathRule, Rules};
+
+mod policy;
+
+pub use policy::rules;
 
 /// The hidden subcommand that applies a spec and execs (Linux).
 pub const LAUNCHER: &str = "__sandbox-exec";
@@ -22,54 +27,6 @@ pub const LAUNCHER: &str = "__sandbox-exec";
 /// Exit status when the sandbox cannot be applied (the command did not
 /// run), as container runtimes use it.
 pub const REFUSED: i32 = 125;
-
-/// The rules for commands started in `cwd`, from the defaults, config.toml's
-/// `[sandbox]` and policy.toml.
-pub fn rules(cfg: &crate::config::SandboxConfig, cwd: &Path) -> Result<Rules, String> {
-    let env = |k: &str| std::env::var(k).ok();
-    let policy = ua_policy::gate::PolicyConfig::from_env(&env).map_err(|e| e.to_string())?;
-    let mut temp = vec![PathBuf::from("/tmp")];
-    if let Some(t) = std::env::var_os("TMPDIR").map(PathBuf::from).filter(|t| t.is_absolute()) {
-        temp.push(t);
-    }
-    let places = Places {
-        home: policy.home.clone(),
-        cwd: cwd.to_path_buf(),
-        temp,
-        config_dir: policy.config_dir.clone(),
-        data_dir: policy.data_dir.clone(),
-        journal: None,
-    };
-    let mut rules = Rules::defaults(&places);
-    rules.mode = match cfg.mode.as_deref() {
-        None | Some("enforce") => Mode::Enforce,
-        Some("best-effort") => Mode::BestEffort,
-        Some(other) => return Err(format!("sandbox.mode = {other:?} is not \"enforce\" or \"best-effort\"")),
-    };
-    let path = policy.config_dir.join("policy.toml");
-    match std::fs::read_to_string(&path) {
-        Ok(text) => {
-            let home = policy.home.to_string_lossy();
-            let terms = ua_policy::policy_toml::sandbox_terms(&path, &text, &home).map_err(|e| e.to_string())?;
-            for w in terms.write {
-                rules.write_roots.push(PathRule::new(w, "policy.toml [approval.filesystem] write"));
-            }
-            for d in terms.deny {
-                rules.read_deny.push(PathRule::new(d.clone(), "policy.toml [approval.filesystem] deny"));
-                rules.write_protect.push(PathRule::new(d, "policy.toml [approval.filesystem] deny"));
-            }
-            for h in terms.allow_hosts {
-                let host = HostPattern::parse(&h)
-                    .map_err(|e| format!("{}: [approval.network] allow_hosts: {e}", path.display()))?;
-                rules.allow_hosts.push(HostRule { host, source: "policy.toml [approval.network] allow_hosts".into() });
-            }
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
-    }
-    rules.dedup();
-    Ok(rules)
-}
 
 /// Refuses, with the one sentence to show, when `rules` ask for more than
 /// this kernel can enforce and the mode is enforce: the shell is then not
@@ -333,7 +290,7 @@ pub fn run(cfg: &crate::config::SandboxConfig, command: &[OsString]) -> i32 {
 
 fn run_sandboxed(cfg: &crate::config::SandboxConfig, program: &Path, args: &[OsString]) -> Result<i32, String> {
     let cwd = std::env::current_dir().map_err(|e| format!("reading the current directory: {e}"))?;
-    let rules = rules(cfg, &cwd)?;
+    let rules = rules(cfg, &cwd, &crate::agent::gate::layers(None)?)?;
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| e.to_string())?;
     rt.block_on(async {
         let prepared = Prepared::new(rules, None)?;
@@ -359,16 +316,23 @@ fn exit_status(s: std::process::ExitStatus) -> i32 {
 /// `unixagent sandbox status [--json]`.
 pub fn status(cfg: &crate::config::SandboxConfig, json: bool) -> i32 {
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
-    let rules = match rules(cfg, &cwd) {
-        Ok(r) => r,
+    let compiled = match crate::agent::gate::layers(None).and_then(|layers| policy::compile(cfg, &cwd, &layers)) {
+        Ok(c) => c,
         Err(e) => {
             eprintln!("unixagent: {e}");
             return 1;
         }
     };
-    let (kernel, summary, enforcement) = platform(&rules);
+    let rules = &compiled.rules;
+    let (kernel, summary, enforcement) = platform(rules);
     if json {
-        let v = serde_json::json!({ "kernel": kernel, "rules": rules, "enforcement": enforcement });
+        let v = serde_json::json!({
+            "kernel": kernel,
+            "rules": rules,
+            "enforcement": enforcement,
+            "gate_only": compiled.gate_only,
+            "not_widened": compiled.not_widened,
+        });
         println!("{v}");
         return 0;
     }
@@ -388,10 +352,22 @@ pub fn status(cfg: &crate::config::SandboxConfig, json: bool) -> i32 {
     show("never written", &rules.write_protect);
     println!("network:");
     if rules.allow_hosts.is_empty() {
-        println!("  none (no allow_hosts in policy.toml)");
+        println!("  none (no host is allowed by policy.toml or the Cedar policies)");
     }
     for h in &rules.allow_hosts {
         println!("  {}  ({})", h.host, h.source);
+    }
+    if !compiled.gate_only.is_empty() {
+        println!("gate only (the gate still applies these; the kernel does not back them):");
+        for u in &compiled.gate_only {
+            println!("  {}", policy::sentence(u, true));
+        }
+    }
+    if !compiled.not_widened.is_empty() {
+        println!("not widened (the gate may allow these; the kernel does not):");
+        for u in &compiled.not_widened {
+            println!("  {}", policy::sentence(u, false));
+        }
     }
     0
 }
@@ -465,6 +441,7 @@ fn enforcement(s: &ua_sandbox::linux::Support, r: &Rules) -> Vec<(&'static str, 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ua_sandbox::rules::{HostPattern, HostRule};
 
     #[test]
     fn on_macos_the_shell_starts_under_sandbox_exec_with_the_proxy_variables() {

@@ -6,8 +6,8 @@ use super::{Indexed, Layer, PolicyInfo};
 use crate::error::PolicyError;
 use crate::policy_toml::{self, Modes};
 use cedar_policy::{
-    ActionConstraint, Effect, EntityId, EntityTypeName, EntityUid, PolicyId, PolicySet, ResourceConstraint, Schema,
-    ValidationMode, Validator,
+    ActionConstraint, Effect, EntityId, EntityTypeName, EntityUid, Policy, PolicyId, PolicySet, ResourceConstraint,
+    Schema, ValidationMode, Validator,
 };
 use miette::Diagnostic;
 use std::collections::HashMap;
@@ -86,37 +86,30 @@ pub struct Source {
     pub generated: bool,
 }
 
+/// Every policy file a configuration names, read: what the gate's layers
+/// are built from, and what the kernel sandbox's rules are compiled from.
+#[derive(Debug, Clone)]
+pub struct Sources {
+    /// The built-in policy, then the user's `policy.cedar` if there is one.
+    pub base: Vec<Source>,
+    /// The user's `policy.toml`, translated, with its fallback modes.
+    pub toml: Option<(Source, Modes)>,
+    /// Each narrowing file (`--policy`), read or translated, with its modes.
+    pub narrowing: Vec<(Source, Modes)>,
+}
+
 /// Builds one layer from sources, validating against the schema.
 pub fn layer(name: &str, sources: &[Source], modes: Modes, schema: &Schema) -> Result<Layer, PolicyError> {
     let mut set = PolicySet::new();
     let mut info = HashMap::new();
     let mut origin: HashMap<PolicyId, usize> = HashMap::new();
     for (fi, src) in sources.iter().enumerate() {
-        let parsed = PolicySet::from_str(&src.text).map_err(|e| located(src, &e, &e.to_string()))?;
-        if parsed.templates().next().is_some() {
-            return Err(PolicyError::Policy {
-                path: src.path.clone(),
-                line: 0,
-                message: "templates (policies with ?principal or ?resource) are not supported".into(),
-            });
-        }
-        // `from_str` numbers policies policy0, policy1… in source order.
-        let mut ids: Vec<(usize, PolicyId)> = parsed
-            .policies()
-            .filter_map(|p| {
-                let n = p.id().to_string().strip_prefix("policy")?.parse::<usize>().ok()?;
-                Some((n, p.id().clone()))
-            })
-            .collect();
-        ids.sort();
-        for (n, old) in ids {
-            let Some(p) = parsed.policy(&old) else { continue };
+        for (n, p) in parse(src)? {
             let id = PolicyId::new(format!("{name}/{fi}/{n}"));
-            let label = p.annotation("id").map_or_else(|| format!("#{}", n + 1), str::to_string);
             info.insert(
                 id.clone(),
                 PolicyInfo {
-                    id: label,
+                    id: label(&p, n),
                     file: src.path.clone(),
                     forbid: p.effect() == Effect::Forbid,
                     reason: p.annotation("reason").map(str::to_string),
@@ -135,6 +128,35 @@ pub fn layer(name: &str, sources: &[Source], modes: Modes, schema: &Schema) -> R
     }
     let by_action = split_by_action(&set)?;
     Ok(Layer { name: name.to_string(), by_action, info, modes })
+}
+
+/// Parses one source into its policies, in the order they are written,
+/// each with its position (0 for the first).
+pub(crate) fn parse(src: &Source) -> Result<Vec<(usize, Policy)>, PolicyError> {
+    let parsed = PolicySet::from_str(&src.text).map_err(|e| located(src, &e, &e.to_string()))?;
+    if parsed.templates().next().is_some() {
+        return Err(PolicyError::Policy {
+            path: src.path.clone(),
+            line: 0,
+            message: "templates (policies with ?principal or ?resource) are not supported".into(),
+        });
+    }
+    // `from_str` numbers policies policy0, policy1… in source order.
+    let mut out: Vec<(usize, Policy)> = parsed
+        .policies()
+        .filter_map(|p| {
+            let n = p.id().to_string().strip_prefix("policy")?.parse::<usize>().ok()?;
+            Some((n, p.clone()))
+        })
+        .collect();
+    out.sort_by_key(|(n, _)| *n);
+    Ok(out)
+}
+
+/// How a policy is named to people: its `@id`, or `#N` (its position in
+/// the file, from 1).
+pub(crate) fn label(p: &Policy, n: usize) -> String {
+    p.annotation("id").map_or_else(|| format!("#{}", n + 1), str::to_string)
 }
 
 /// The layer's policies per action, holding only the policies whose scope

@@ -17,6 +17,7 @@
 
 pub mod load;
 pub(crate) mod request;
+pub mod sandbox;
 
 use crate::classify::Analysis;
 use crate::error::PolicyError;
@@ -26,8 +27,9 @@ use serde::Serialize;
 use std::collections::HashMap;
 use std::path::PathBuf;
 
-pub use load::{Places, Source};
+pub use load::{Places, Source, Sources};
 pub use request::Subject;
+pub use sandbox::{SandboxTerms, sandbox_terms};
 
 /// The actions of the schema.
 pub const ACTIONS: [&str; 5] = ["exec", "spawn_agent", "read", "write", "connect"];
