@@ -365,7 +365,7 @@ fn the_model_sees_what_the_user_ran_scrubbed_and_the_journal_rebuilds_every_call
 
     // The journal holds every call exactly as sent.
     let sessions = home.path().join(".local/share/unixagent/sessions");
-    let dir = std::fs::read_dir(&sessions).unwrap().flatten().next().unwrap().path();
+    let dir = only_session(&sessions);
     let contents = ua_store::journal::read_journal(&dir.join("journal.jsonl")).unwrap();
     let entries: Vec<_> = contents.entries().cloned().collect();
     for (i, call) in [(1u32, 1u32), (1, 2)].into_iter().enumerate() {
@@ -582,6 +582,11 @@ fn the_session_token_budget_warns_then_stops_new_calls() {
 const CHATTY: &str = r#"
 repeat = true
 
+# The summary call, answered on the side.
+[[side]]
+body_contains = "condense the earlier part of a conversation"
+turn = { text = "SUMMARY: six rounds of printing x characters." }
+
 [[turn]]
 text = "Printing a lot."
 tool_calls = [{ name = "shell", input = { command = "head -c 6000 /dev/zero | tr '\\0' x; echo" } }]
@@ -607,15 +612,21 @@ fn a_long_session_stays_inside_the_context_window() {
         wait_prompt(&t, n + 1);
     }
     let reqs = server.requests();
-    assert_eq!(reqs.len(), 12);
+    let is_summary = |r: &&ua_testkit::provider::RecordedRequest| {
+        String::from_utf8_lossy(&r.body).contains("condense the earlier part of a conversation")
+    };
+    let summaries = reqs.iter().filter(is_summary).count();
+    assert!(summaries >= 1, "the conversation outgrew the window and was summarised");
+    assert_eq!(reqs.len(), 12 + summaries);
     for (i, r) in reqs.iter().enumerate() {
         // The same estimate unixagent uses (2 tokens per 7 characters),
         // over the whole request as sent: system, messages and tools.
         let tokens = String::from_utf8_lossy(&r.body).chars().count() * 2 / 7;
         assert!(tokens <= 8000, "request {i} is about {tokens} tokens");
     }
-    let last = String::from_utf8_lossy(&reqs[11].body).to_string();
-    assert!(!last.contains("round 1"), "the oldest turn should have been dropped");
+    let last = String::from_utf8_lossy(&reqs[reqs.len() - 1].body).to_string();
+    assert!(!last.contains("round 1"), "the oldest turn should be summarised, not sent");
+    assert!(last.contains("SUMMARY: six rounds"), "the summary takes its place");
     assert!(last.contains("round 6"));
 }
 

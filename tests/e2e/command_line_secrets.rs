@@ -125,7 +125,7 @@ fn passwords_typed_at_the_prompt_reach_the_model_redacted() {
 
     // The journal keeps the user's commands redacted too.
     let sessions = home.path().join(".local/share/unixagent/sessions");
-    let dir = std::fs::read_dir(&sessions).unwrap().flatten().next().unwrap().path();
+    let dir = only_session(&sessions);
     let journal = std::fs::read_to_string(dir.join("journal.jsonl")).unwrap();
     assert!(journal.contains("mysql -u root -p[REDACTED:password] app"), "{journal}");
     for (_, secrets, _) in TYPED {

@@ -284,3 +284,47 @@ fn the_index_is_rebuilt_from_the_journals() {
     let listed = run(&home, home.path(), &server, &["sessions", "list", "--json"]);
     assert!(String::from_utf8_lossy(&listed.stdout).contains("indexed task"));
 }
+
+#[test]
+fn earlier_turns_are_summarised_when_the_window_is_outgrown_and_the_summary_is_kept_on_resume() {
+    let home = Home::new();
+    let long = |tag: &str| format!("{tag} {}", "filler words to fill the window ".repeat(250));
+    let (one, two) = (long("ANSWER-ONE"), long("ANSWER-TWO"));
+    let server = crate::agent::model(&format!(
+        "[[turn]]\ntext = \"{one}\"\n[[turn]]\ntext = \"{two}\"\n\
+         [[turn]]\ntext = \"SUMMARY-TEXT the user asked twice about fillers\"\n\
+         [[turn]]\ntext = \"third answer\"\n[[turn]]\ntext = \"fourth answer\"\n"
+    ));
+    home.write(
+        ".config/unixagent/config.toml",
+        &format!(
+            "[judge]\nmode = \"off\"\n[backend]\ndefault = \"fake\"\n[backend.fake]\nkind = \"anthropic\"\n\
+             base_url = \"{}\"\nmodel = \"fake\"\ncontext_window = 4000\nmax_tokens = 400\n",
+            server.base_url()
+        ),
+    );
+    run(&home, home.path(), &server, &["-c", "# first question"]);
+    run(&home, home.path(), &server, &["--continue", "-c", "# second question"]);
+    run(&home, home.path(), &server, &["--continue", "-c", "# third question"]);
+    let requests = server.requests();
+    assert_eq!(requests.len(), 4, "turn three asked for a summary first");
+    // The summary call: its own system prompt, the earlier turns as text.
+    let summary_call = requests[2].json();
+    assert!(summary_call["system"].to_string().contains("condense"), "{summary_call}");
+    assert!(summary_call.to_string().contains("ANSWER-ONE") && summary_call.to_string().contains("ANSWER-TWO"));
+    // The real call: the summary in place of the earlier turns.
+    let third = messages_of(&server, 3);
+    let text = third.iter().map(Value::to_string).collect::<String>();
+    assert!(text.contains("SUMMARY-TEXT") && !text.contains("ANSWER-ONE"), "{text}");
+    assert!(third.last().unwrap().to_string().contains("third question"));
+    let lines = journal(&session_dirs(&home)[0]);
+    assert_eq!(count(&lines, "summary"), 1);
+    assert!(lines.iter().any(|l| l["type"] == "model_request" && l["purpose"] == "summary"));
+
+    // Resumed: the summary is reused, not written again.
+    run(&home, home.path(), &server, &["--continue", "-c", "# fourth question"]);
+    let fourth = messages_of(&server, 4);
+    assert_eq!(fourth[..third.len()], third[..], "the conversation goes on from the summary");
+    assert!(fourth.iter().map(Value::to_string).collect::<String>().contains("third answer"));
+    assert_eq!(server.requests().len(), 5, "no second summary");
+}

@@ -164,3 +164,16 @@ pub fn events(t: &Term) -> Vec<ShellEvent> {
 pub fn status_var(shell: &str) -> &'static str {
     if shell == "fish" { "$status" } else { "$?" }
 }
+
+/// The one session directory under `sessions` (which also holds the
+/// session index and its lock).
+pub fn only_session(sessions: &Path) -> PathBuf {
+    let dirs: Vec<PathBuf> = std::fs::read_dir(sessions)
+        .expect("sessions directory")
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_dir())
+        .collect();
+    assert_eq!(dirs.len(), 1, "one session: {dirs:?}");
+    dirs.into_iter().next().expect("one session")
+}

@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-pub use scenario::{Scenario, Turn};
+pub use scenario::{Scenario, SideAnswer, Turn};
 use wire::Format;
 
 /// How a recorded request's response ended.
@@ -335,8 +335,12 @@ fn serve(mut stream: TcpStream, shared: &Shared) -> io::Result<()> {
         });
         let index = st.requests.len() - 1;
         let turns = &shared.scenario.turns;
+        let body = String::from_utf8_lossy(&st.requests[index].body).into_owned();
+        let side = shared.scenario.side.iter().find(|s| body.contains(&s.body_contains));
         let turn = if format.is_none() {
             None
+        } else if let Some(side) = side {
+            Some(side.turn.clone())
         } else if st.next_turn < turns.len() {
             st.next_turn += 1;
             turns.get(st.next_turn - 1).cloned()

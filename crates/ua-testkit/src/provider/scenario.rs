@@ -32,6 +32,19 @@ pub struct Scenario {
     pub repeat: bool,
     #[serde(default, rename = "turn")]
     pub turns: Vec<Turn>,
+    /// Answers given out of turn: a request whose body contains a side
+    /// answer's text gets it, and the script does not move on (for calls a
+    /// client makes on the side, such as a summary).
+    #[serde(default)]
+    pub side: Vec<SideAnswer>,
+}
+
+/// An answer for requests that contain `body_contains`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SideAnswer {
+    pub body_contains: String,
+    pub turn: Turn,
 }
 
 impl Scenario {

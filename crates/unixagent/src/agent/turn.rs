@@ -243,6 +243,13 @@ impl Turn {
         (turn, vec![Effect::Call])
     }
 
+    /// Replaces the first `upto` messages (the turns before this one)
+    /// with `summary`, when the conversation has outgrown the window.
+    pub fn summarise(&mut self, upto: usize, summary: Message) {
+        let upto = upto.min(self.messages.len());
+        self.messages.splice(..upto, [summary]);
+    }
+
     /// The conversation to send on the next call.
     pub fn messages(&self) -> &[Message] {
         &self.messages
