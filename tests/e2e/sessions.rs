@@ -328,3 +328,65 @@ fn earlier_turns_are_summarised_when_the_window_is_outgrown_and_the_summary_is_k
     assert!(fourth.iter().map(Value::to_string).collect::<String>().contains("third answer"));
     assert_eq!(server.requests().len(), 5, "no second summary");
 }
+
+#[test]
+fn resume_without_an_id_lists_sessions_and_a_running_one_is_not_taken_over() {
+    let home = Home::new();
+    let server = scenario(&["first", "in batch"]);
+    run(&home, home.path(), &server, &["-c", "# an old task"]);
+    // No terminal to choose on: the list, and a clear error.
+    let o = unixagent_in(&home, home.path(), &server, &["--resume", "-c", "# x"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("an old task") && stderr.contains("give one of these ids to --resume"), "{stderr}");
+
+    // A batch session that stays open is running: --resume refuses it.
+    let mut batch = unixagent_in(&home, home.path(), &server, &["--json"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    use std::io::BufRead as _;
+    let mut lines = std::io::BufReader::new(batch.stdout.take().unwrap()).lines();
+    let first: Value = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
+    let id = first["id"].as_str().unwrap().to_string();
+    let o = unixagent_in(&home, home.path(), &server, &["--resume", &id, "-c", "# x"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("is still running"), "{stderr}");
+    drop(batch.stdin.take());
+    batch.wait().unwrap();
+}
+
+#[test]
+fn a_batch_run_continues_a_session_under_its_own_id() {
+    let home = Home::new();
+    let server = scenario(&["one", "two"]);
+    run(&home, home.path(), &server, &["-c", "# the first"]);
+    let id = session_dirs(&home)[0].file_name().unwrap().to_string_lossy().into_owned();
+    let o = run(&home, home.path(), &server, &["--json", "--continue", "-c", "# the second"]);
+    let events: Vec<Value> =
+        String::from_utf8_lossy(&o.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(events[0]["type"], "session");
+    assert_eq!(events[0]["id"], id.as_str());
+    assert!(events.iter().any(|e| e["type"] == "notice" && e["text"].as_str().unwrap().contains("continuing session")));
+    assert_eq!(events.last().unwrap()["type"], "result");
+    assert!(messages_of(&server, 1).iter().map(Value::to_string).collect::<String>().contains("the first"));
+    assert_eq!(session_dirs(&home).len(), 1);
+}
+
+#[test]
+fn an_interactive_shell_continues_the_conversation_too() {
+    let home = Home::new();
+    let server = scenario(&["noted the color teal", "it was teal"]);
+    run(&home, home.path(), &server, &["-c", "# remember teal"]);
+    let mut t = home.spawn("bash").env("ANTHROPIC_BASE_URL", server.base_url()).arg("--continue").start();
+    wait_prompt(&t, 1);
+    assert!(t.screen_text().contains("continuing session"), "{}", t.screen_text());
+    t.send("# which color?\r");
+    t.wait_text("it was teal");
+    let carried = messages_of(&server, 1).iter().map(Value::to_string).collect::<String>();
+    assert!(carried.contains("remember teal") && carried.contains("noted the color teal"), "{carried}");
+    assert_eq!(session_dirs(&home).len(), 1);
+}
