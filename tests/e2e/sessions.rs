@@ -263,6 +263,7 @@ fn sessions_are_listed_from_the_index_shown_exported_and_pruned() {
     let usage = run(&home, home.path(), &server, &["--usage", "--json", "--since", "1d"]);
     let usage: Value = serde_json::from_slice(&usage.stdout).unwrap();
     assert_eq!(usage["turns"], 2, "{usage}");
+    assert_eq!(usage["commands"], 0, "{usage}");
     assert!(usage["input"].as_u64().unwrap() > 0 && usage["by_session"].as_array().unwrap().len() == 2);
 
     // Pruning what is older than a second removes both.

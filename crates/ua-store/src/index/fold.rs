@@ -105,10 +105,10 @@ impl SessionSummary {
         let day = ts / DAY_MS;
         // Turns arrive in time order, so the day is almost always the last.
         match self.days.iter().rposition(|d| d.day <= day) {
-            Some(i) if self.days[i].day == day => self.days[i].add(usage),
+            Some(i) if self.days[i].day == day => self.days[i].add(usage, commands),
             at => {
-                let mut d = DayUsage { day, turns: 0, usage: Usage::default() };
-                d.add(usage);
+                let mut d = DayUsage { day, turns: 0, usage: Usage::default(), commands: 0 };
+                d.add(usage, commands);
                 self.days.insert(at.map_or(0, |i| i + 1), d);
             }
         }

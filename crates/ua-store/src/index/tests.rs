@@ -128,6 +128,9 @@ fn compaction_keeps_every_session_and_its_usage() {
     let after = index.load().unwrap();
     assert_eq!(after.sessions(), before.sessions());
     assert_eq!(after.usage(0), before.usage(0));
+    let usage = after.usage(0);
+    assert_eq!((usage.turns, usage.commands), (897, 897), "one command a turn, kept through compaction");
+    assert_eq!(usage.by_day.iter().map(|d| d.commands).sum::<u64>(), 897);
     assert_eq!((after.lines, after.skipped), (299, 0));
     assert!(index.compact_if_needed(&before).unwrap().is_none(), "the file is compact already");
     assert!(!tmp.path().join("sessions").join(TEMP_FILE).exists());

@@ -24,6 +24,9 @@ pub struct DayUsage {
     /// Turns that ended that day.
     pub turns: u32,
     pub usage: Usage,
+    /// Commands the agent ran in those turns.
+    #[serde(default)]
+    pub commands: u64,
 }
 
 impl DayUsage {
@@ -32,13 +35,15 @@ impl DayUsage {
         Utc::from_unix_ms(self.day * DAY_MS)
     }
 
-    pub(crate) fn add(&mut self, usage: &Usage) {
+    pub(crate) fn add(&mut self, usage: &Usage, commands: u32) {
         self.turns += 1;
+        self.commands += u64::from(commands);
         self.usage.add(usage);
     }
 
     fn merge(&mut self, other: &DayUsage) {
         self.turns += other.turns;
+        self.commands += other.commands;
         self.usage.add(&other.usage);
     }
 }
@@ -51,6 +56,7 @@ pub struct SessionUsage {
     pub started_ms: u64,
     pub turns: u32,
     pub usage: Usage,
+    pub commands: u64,
 }
 
 /// Usage since a day, in total, by day and by session.
@@ -60,6 +66,7 @@ pub struct UsageReport {
     pub since_day: u64,
     pub turns: u64,
     pub total: Usage,
+    pub commands: u64,
     /// Days with at least one turn, oldest first.
     pub by_day: Vec<DayUsage>,
     /// Sessions with at least one turn in range, newest first.
@@ -80,9 +87,11 @@ impl Summaries {
                 started_ms: s.started_ms,
                 turns: 0,
                 usage: Usage::default(),
+                commands: 0,
             };
             for d in s.days.iter().filter(|d| d.day >= since_day) {
                 mine.turns += d.turns;
+                mine.commands += d.commands;
                 mine.usage.add(&d.usage);
                 match by_day.binary_search_by_key(&d.day, |x| x.day) {
                     Ok(i) => by_day[i].merge(d),
@@ -91,6 +100,7 @@ impl Summaries {
             }
             if mine.turns > 0 {
                 report.turns += u64::from(mine.turns);
+                report.commands += mine.commands;
                 report.total.add(&mine.usage);
                 report.by_session.push(mine);
             }

@@ -195,20 +195,21 @@ pub fn usage(as_json: bool, since: Option<&str>) -> Result<i32, String> {
             .map(|d| {
                 let t = d.date();
                 serde_json::json!({ "day": format!("{:04}-{:02}-{:02}", t.year, t.month, t.day), "turns": d.turns,
-                                    "input": input(&d.usage), "output": d.usage.output_tokens })
+                                    "commands": d.commands, "input": input(&d.usage), "output": d.usage.output_tokens })
             })
             .collect();
         let sessions: Vec<_> = report
             .by_session
             .iter()
             .map(|s| {
-                serde_json::json!({ "id": s.id, "cwd": s.cwd, "turns": s.turns,
+                serde_json::json!({ "id": s.id, "cwd": s.cwd, "turns": s.turns, "commands": s.commands,
                                          "input": input(&s.usage), "output": s.usage.output_tokens })
             })
             .collect();
         let v = serde_json::json!({
             "since_ms": since_ms,
             "turns": report.turns,
+            "commands": report.commands,
             "input": input(&report.total),
             "output": report.total.output_tokens,
             "cache_read": report.total.cache_read_tokens,
@@ -221,9 +222,11 @@ pub fn usage(as_json: bool, since: Option<&str>) -> Result<i32, String> {
     }
     let _ = writeln!(
         out,
-        "{} turn{}: {} tokens in, {} out (cost is not shown: unixagent knows no prices)",
+        "{} turn{}, {} command{}: {} tokens in, {} out (cost is not shown: unixagent knows no prices)",
         report.turns,
         if report.turns == 1 { "" } else { "s" },
+        report.commands,
+        if report.commands == 1 { "" } else { "s" },
         input(&report.total),
         report.total.output_tokens
     );
@@ -233,11 +236,12 @@ pub fn usage(as_json: bool, since: Option<&str>) -> Result<i32, String> {
             let t = d.date();
             let _ = writeln!(
                 out,
-                "  {:04}-{:02}-{:02}  {:>4} turns  {:>10} in  {:>9} out",
+                "  {:04}-{:02}-{:02}  {:>4} turns  {:>5} commands  {:>10} in  {:>9} out",
                 t.year,
                 t.month,
                 t.day,
                 d.turns,
+                d.commands,
                 input(&d.usage),
                 d.usage.output_tokens
             );
@@ -248,9 +252,10 @@ pub fn usage(as_json: bool, since: Option<&str>) -> Result<i32, String> {
         for s in &report.by_session {
             let _ = writeln!(
                 out,
-                "  {}  {:>4} turns  {:>10} in  {:>9} out  {}",
+                "  {}  {:>4} turns  {:>5} commands  {:>10} in  {:>9} out  {}",
                 s.id,
                 s.turns,
+                s.commands,
                 input(&s.usage),
                 s.usage.output_tokens,
                 s.cwd
