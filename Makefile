@@ -44,6 +44,7 @@ bench:
 	$(CARGO) bench -p unixagent --bench proxy
 	$(CARGO) bench -p unixagent --bench agent
 	$(CARGO) bench -p unixagent --bench sandbox
+	$(CARGO) bench -p unixagent --bench sessions
 	$(CARGO) bench -p ua-sandbox --bench proxy
 	$(CARGO) bench -p ua-policy --bench pipeline
 	$(CARGO) bench -p ua-context --bench scrub
