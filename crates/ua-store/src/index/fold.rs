@@ -225,7 +225,7 @@ impl Fold {
         for s in &mut sessions {
             s.settle(&mut alive);
         }
-        Summaries { sessions, lines, skipped, torn_tail }
+        Summaries { sessions, lines, skipped, torn_tail, read_as: None }
     }
 }
 
@@ -240,6 +240,9 @@ pub struct Summaries {
     /// The file ended in an unfinished line (an append in flight, or a
     /// write cut short); it was skipped and is not counted in `skipped`.
     pub torn_tail: bool,
+    /// The file's inode and length when it was read, so that a compaction
+    /// can tell it has not changed since and reuse this fold.
+    pub(crate) read_as: Option<(u64, u64)>,
 }
 
 impl Summaries {
@@ -412,6 +415,7 @@ mod tests {
     #[test]
     fn compaction_waits_for_many_more_lines_than_sessions() {
         let with = |lines, n| Summaries {
+            read_as: None,
             sessions: vec![SessionSummary::new("a".into(), 0); n],
             lines,
             skipped: 0,

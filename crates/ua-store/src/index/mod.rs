@@ -123,7 +123,7 @@ mod usage;
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
-use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
 use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
@@ -233,7 +233,18 @@ impl Index {
     /// Reads and folds the whole index: one summary per session, newest
     /// first. A missing file is an empty index.
     pub fn load(&self) -> Result<Summaries, StoreError> {
-        Ok(self.read()?.finish(process_alive))
+        let mut file = match File::open(&self.path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Fold::default().finish(process_alive)),
+            Err(source) => return Err(StoreError::Read { path: self.path.clone(), source }),
+        };
+        let read_error = |source| StoreError::Read { path: self.path.clone(), source };
+        let meta = file.metadata().map_err(read_error)?;
+        let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+        io::Read::read_to_end(&mut file, &mut bytes).map_err(read_error)?;
+        let mut summaries = Fold::parse(&bytes).finish(process_alive);
+        summaries.read_as = Some((meta.ino(), bytes.len() as u64));
+        Ok(summaries)
     }
 
     /// Rewrites the index as one line per session.
@@ -255,6 +266,16 @@ impl Index {
             return Ok(None);
         }
         let held = self.lock(true, REWRITE_WAIT)?;
+        // Unchanged since `summaries` was read (appends only grow the file,
+        // a rewrite replaces it): write those, without reading it again.
+        let unchanged = fs::metadata(&self.path).ok().map(|m| (m.ino(), m.len()));
+        if unchanged.is_some() && unchanged == summaries.read_as {
+            let mut sessions = summaries.sessions.clone();
+            sessions.reverse();
+            let n = sessions.len();
+            self.rewrite_locked(&held, sessions)?;
+            return Ok(Some(Compacted { lines: summaries.lines, sessions: n, dropped: summaries.skipped }));
+        }
         let fold = self.read()?;
         let (lines, dropped) = (fold.lines, fold.skipped);
         let sessions = fold.into_sessions();

@@ -312,6 +312,9 @@ fn concurrent_appends_survive_concurrent_compaction() {
             while !done.load(Ordering::Relaxed) {
                 index.compact().unwrap();
                 runs += 1;
+                // Back to back, exclusive locks would starve the appenders
+                // past their wait; real compactions are far apart.
+                std::thread::sleep(Duration::from_millis(2));
             }
             runs
         })
@@ -346,4 +349,35 @@ fn concurrent_appends_survive_concurrent_compaction() {
         assert_eq!(summary.usage.input_tokens, 10 * u64::from(TURNS), "{}", summary.id);
         assert_eq!(summary.state, SessionState::Ended { exit_code: Some(0) }, "{}", summary.id);
     }
+}
+
+#[test]
+fn a_compaction_after_a_load_reuses_it_unless_the_file_changed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let index = Index::open(tmp.path()).unwrap();
+    for i in 0..400u64 {
+        let id = format!("s{i:04}");
+        index.append(&start(&id, i, DEAD_PID)).unwrap();
+        for t in 1..=4 {
+            index.append(&turn(&id, i + u64::from(t), t)).unwrap();
+        }
+    }
+    let loaded = index.load().unwrap();
+    assert!(loaded.needs_compaction());
+    // Another session appends after the load: the compaction must see it.
+    index.append(&start("late", 10_000, DEAD_PID)).unwrap();
+    index.compact_if_needed(&loaded).unwrap().unwrap();
+    let after = index.load().unwrap();
+    assert_eq!(after.len(), 401, "the late session survives");
+    // Unchanged since the load: the same sessions, one line each.
+    index.append(&turn("late", 10_001, 1)).unwrap();
+    for _ in 0..2000 {
+        index.append(&turn("s0001", 20_000, 9)).unwrap();
+    }
+    let loaded = index.load().unwrap();
+    let done = index.compact_if_needed(&loaded).unwrap().unwrap();
+    assert_eq!(done.sessions, 401);
+    let again = index.load().unwrap();
+    assert_eq!(again.sessions(), loaded.sessions());
+    assert_eq!(again.lines, 401);
 }

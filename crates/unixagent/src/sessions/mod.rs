@@ -28,7 +28,7 @@ fn load(index: &Index) -> Result<Summaries, String> {
     // Folding many records per session costs more than rewriting them
     // as one line each; whoever reads the index next does it.
     if summaries.needs_compaction() {
-        let _ = index.compact();
+        let _ = index.compact_if_needed(&summaries);
     }
     Ok(summaries)
 }
