@@ -124,7 +124,7 @@ fn run() -> anyhow::Result<()> {
     let fresh = Home::new(tmp.path().join("fresh"))?;
     let big = Home::new(tmp.path().join("big"))?;
     let raw = Home::new(tmp.path().join("uncompacted"))?;
-    let server = FakeProvider::start(Scenario { repeat: true, turns: vec![Turn::text("Hello.")] })?;
+    let server = FakeProvider::start(Scenario { repeat: true, ..Scenario::new().turn(Turn::text("Hello.")) })?;
 
     let started = Instant::now();
     let (long, entries) = generate(&big)?;
