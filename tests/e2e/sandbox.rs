@@ -11,6 +11,8 @@ use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+use serde_json::Value;
+
 use crate::support::*;
 
 struct Out {
@@ -380,6 +382,12 @@ fn without_landlock(b: &Box, script: &str, config: Option<&str>) -> Out {
         b.write("config.toml", text);
         c.env("UNIXAGENT_CONFIG", b.path("config.toml"));
     }
+    without_landlock_syscalls(&mut c);
+    output(c)
+}
+
+/// Makes the Landlock system calls of `c`'s process fail with ENOSYS.
+fn without_landlock_syscalls(c: &mut Command) {
     let filter = landlock_enosys();
     // SAFETY: the closure only makes the two system calls that install a
     // filter, which are async-signal-safe.
@@ -391,7 +399,6 @@ fn without_landlock(b: &Box, script: &str, config: Option<&str>) -> Out {
             seccompiler::apply_filter(&filter).map_err(std::io::Error::other)
         });
     }
-    output(c)
 }
 
 fn landlock_enosys() -> seccompiler::BpfProgram {
@@ -496,16 +503,7 @@ fn batch(b: &Box, server: &ua_testkit::provider::FakeProvider, instruction: &str
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     if filter {
-        let filter = landlock_enosys();
-        // SAFETY: as in `without_landlock`.
-        unsafe {
-            c.pre_exec(move || {
-                if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                seccompiler::apply_filter(&filter).map_err(std::io::Error::other)
-            });
-        }
+        without_landlock_syscalls(&mut c);
     }
     let mut child = c.spawn().expect("unixagent starts");
     let mut input = child.stdin.take();
@@ -534,8 +532,6 @@ fn batch(b: &Box, server: &ua_testkit::provider::FakeProvider, instruction: &str
     let o = child.wait_with_output().expect("unixagent runs");
     (Out { code: o.status.code(), stdout, stderr: String::from_utf8_lossy(&o.stderr).into_owned() }, lines)
 }
-
-use serde_json::Value;
 
 #[test]
 fn a_batch_run_the_kernel_cannot_sandbox_ends_with_an_error_and_a_result() {
