@@ -577,6 +577,7 @@ fn an_interactive_shell_starts_without_the_sandbox_it_asked_for_but_the_agent_ru
     assert!(t.screen_text().contains("sandbox.mode = \"strict\""), "{}", t.screen_text());
     t.send("echo shell-$((6*7))\r");
     t.wait_text("shell-42");
+    wait_prompt(&t, 2);
     t.send("# list the files\r");
     t.wait_text("agent commands do not run here");
     wait_prompt(&t, 3);
