@@ -391,3 +391,17 @@ fn an_interactive_shell_continues_the_conversation_too() {
     assert!(carried.contains("remember teal") && carried.contains("noted the color teal"), "{carried}");
     assert_eq!(session_dirs(&home).len(), 1);
 }
+
+#[test]
+fn a_continued_session_keeps_its_token_budget() {
+    let home = Home::new();
+    // Each answer of the fake model costs 15 tokens.
+    home.write(".config/unixagent/config.toml", "[backend]\nmax_tokens_per_session = 25\n");
+    let server = scenario(&["one", "two", "three"]);
+    run(&home, home.path(), &server, &["-c", "# first"]);
+    run(&home, home.path(), &server, &["--continue", "-c", "# second"]);
+    let o = unixagent_in(&home, home.path(), &server, &["--continue", "-c", "# third"]).output().unwrap();
+    let all = format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    assert!(all.contains("max_tokens_per_session of 25"), "{all}");
+    assert_eq!(server.requests().len(), 2, "the spent budget carried over: no third call");
+}

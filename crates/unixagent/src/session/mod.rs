@@ -65,7 +65,17 @@ pub struct Options {
     /// error: they could not be compiled, and nothing may run).
     pub sandbox: Option<Result<ua_sandbox::Rules, String>>,
     /// Continue the session in this directory (`--continue`, `--resume`).
-    pub resume: Option<PathBuf>,
+    pub resume: Option<Resume>,
+}
+
+/// A session to continue.
+#[derive(Debug, Clone)]
+pub struct Resume {
+    /// Its directory.
+    pub dir: PathBuf,
+    /// Tokens it used before, as the index has them (they count against
+    /// `max_tokens_per_session`).
+    pub used: ua_protocol::event::Usage,
 }
 
 /// How a batch run gets its input and where its events go.
@@ -152,8 +162,8 @@ async fn run_async(opts: Options, batch: Option<BatchOptions>) -> anyhow::Result
     let (cols, rows) = terminal::size();
     let trace = crate::trace::TraceContext::inherited();
     let (session_dir, journal, resumed) = match &opts.resume {
-        Some(dir) => {
-            let (d, j, r) = open_resumed(dir)?;
+        Some(resume) => {
+            let (d, j, r) = open_resumed(&resume.dir)?;
             if batch.as_ref().is_none_or(|b| b.plain.is_some()) {
                 for line in resume_lines(&r, d.id()) {
                     eprintln!("{}", dim(&format!("unixagent: {line}"), colour));
@@ -293,7 +303,7 @@ async fn run_async(opts: Options, batch: Option<BatchOptions>) -> anyhow::Result
     s.agent.session_id = id.clone();
     let cwd = std::env::current_dir().map(|d| d.display().to_string()).unwrap_or_default();
     match resumed {
-        Some(r) => s.continue_from(r, &opts.shell, &cwd),
+        Some(r) => s.continue_from(r, &opts.shell, &cwd, opts.resume.as_ref().map(|r| r.used).unwrap_or_default()),
         None => s.journal(ua_protocol::journal::JournalEntry::SessionStart {
             session: id,
             pid: std::process::id(),

@@ -268,7 +268,7 @@ pub fn usage(as_json: bool, since: Option<&str>) -> Result<i32, String> {
 /// The session `--continue` or `--resume` names, as its directory; `None`
 /// when neither was given. A running session is not taken over: two
 /// processes would write one journal.
-pub fn to_resume(continue_: bool, any: bool, resume: Option<&str>) -> Result<Option<PathBuf>, String> {
+pub fn to_resume(continue_: bool, any: bool, resume: Option<&str>) -> Result<Option<crate::session::Resume>, String> {
     if !continue_ && resume.is_none() {
         return Ok(None);
     }
@@ -297,7 +297,8 @@ pub fn to_resume(continue_: bool, any: bool, resume: Option<&str>) -> Result<Opt
     if let Some(SessionState::Running { pid }) = summaries.get(&id).map(|s| s.state) {
         return Err(format!("session {id} is still running (process {pid}); continue it there, or end it first"));
     }
-    Ok(Some(data.join("sessions").join(id)))
+    let used = summaries.get(&id).map(|s| s.usage).unwrap_or_default();
+    Ok(Some(crate::session::Resume { dir: data.join("sessions").join(id), used }))
 }
 
 /// `--resume` without an id: recent sessions (this directory's, else

@@ -133,6 +133,7 @@ impl Session {
         r: ua_store::resume::Resumed,
         shell: &std::path::Path,
         cwd: &str,
+        before: ua_protocol::event::Usage,
     ) {
         self.journal(JournalEntry::Resumed {
             pid: std::process::id(),
@@ -146,6 +147,10 @@ impl Session {
             for line in super::super::resume_lines(&r, &self.agent.session_id.clone()) {
                 self.notice(line);
             }
+        }
+        // The same session: what it used before counts against its budget.
+        if let ua_backend::tokens::BudgetStatus::Warn { used, limit } = self.agent.budget.record(&before) {
+            self.notice(format!("this session has used {used} of its {limit} tokens (max_tokens_per_session)"));
         }
         self.agent.history = r.conversation;
         self.agent.journaled = r.journaled;
