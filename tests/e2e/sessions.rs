@@ -405,3 +405,19 @@ fn a_continued_session_keeps_its_token_budget() {
     assert!(all.contains("max_tokens_per_session of 25"), "{all}");
     assert_eq!(server.requests().len(), 2, "the spent budget carried over: no third call");
 }
+
+#[test]
+fn resume_without_an_id_on_a_terminal_asks_which_one() {
+    let home = Home::new();
+    let server = scenario(&["first answer", "the older one"]);
+    run(&home, home.path(), &server, &["-c", "# the older task"]);
+    let mut t = home.spawn("bash").env("ANTHROPIC_BASE_URL", server.base_url()).arg("--resume").start();
+    t.wait_text("continue which one? [1-1]");
+    assert!(t.screen_text().contains("the older task"), "{}", t.screen_text());
+    t.send("1\r");
+    wait_prompt(&t, 1);
+    assert!(t.screen_text().contains("continuing session"), "{}", t.screen_text());
+    t.send("# and?\r");
+    t.wait_text("the older one");
+    assert!(messages_of(&server, 1).iter().map(Value::to_string).collect::<String>().contains("the older task"));
+}
