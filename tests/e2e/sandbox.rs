@@ -583,3 +583,29 @@ fn an_interactive_shell_starts_without_the_sandbox_it_asked_for_but_the_agent_ru
     wait_prompt(&t, 3);
     assert!(home.model.requests().is_empty(), "the model was asked although nothing could run");
 }
+
+#[test]
+fn the_proxys_decisions_reach_the_model_and_the_audit_log() {
+    let b = Box::new();
+    let port = http_server("hello-audited");
+    b.write(".config/unixagent/policy.toml", "[approval.network]\nallow_hosts = [\"localhost\"]\n");
+    let command =
+        format!("curl -sS --max-time 5 http://localhost:{port}/; curl -sS --max-time 5 https://unlisted.example/");
+    let server = crate::agent::model(&format!(
+        "[[turn]]\ntool_calls = [{{ id = \"t1\", name = \"shell\", input = {{ command = {command:?} }} }}]\n[[turn]]\ntext = \"done\"\n"
+    ));
+    let (o, _) = batch(&b, &server, "fetch two pages", false);
+    let results = crate::agent::tool_results(&crate::agent::messages(&server, 1));
+    let (text, _) = &results[0];
+    assert!(text.contains("hello-audited"), "{text}\n{}{}", o.stdout, o.stderr);
+    assert!(text.contains("[sandbox: the sandbox's proxy refused unlisted.example:443"), "{text}");
+    let audit = std::fs::read_to_string(b.path(".local/share/unixagent/audit.jsonl")).expect("audit log");
+    let records: Vec<Value> = audit.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let network = |target: &str| records.iter().find(|r| r["network"] == target).cloned();
+    let allowed = network(&format!("localhost:{port}")).unwrap_or_else(|| panic!("{audit}"));
+    assert_eq!(allowed["decision"], "allow");
+    let refused = network("unlisted.example:443").unwrap_or_else(|| panic!("{audit}"));
+    assert_eq!(refused["decision"], "deny");
+    assert!(refused["rule"].as_str().unwrap().starts_with("sandbox:proxy"), "{refused}");
+    assert_eq!(refused["id"], allowed["id"], "both belong to the command's records");
+}

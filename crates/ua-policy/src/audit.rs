@@ -75,6 +75,10 @@ pub struct Record {
     /// Run time in milliseconds, on an outcome record.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub duration_ms: Option<u64>,
+    /// `host:port`, on a record of the sandbox's proxy letting the command
+    /// reach a host or refusing it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network: Option<String>,
 }
 
 impl Record {
@@ -93,6 +97,28 @@ impl Record {
             approver: Approver::of(&d.decided_by),
             exit_code: None,
             duration_ms: None,
+            network: None,
+        }
+    }
+
+    /// The record of the sandbox's proxy deciding on a request the command
+    /// made to `host:port`: `allow` or `deny`, with the proxy's reason as
+    /// the rule.
+    pub fn network(
+        id: impl Into<String>,
+        req: &Request,
+        d: &Decision,
+        target: String,
+        allowed: bool,
+        reason: Option<&str>,
+    ) -> Record {
+        Record {
+            decision: if allowed { "allow" } else { "deny" }.to_string(),
+            rule: format!("sandbox:proxy{}", reason.map(|r| format!(" ({r})")).unwrap_or_default()),
+            approver: Approver::Policy,
+            risk: Risk::Network,
+            network: Some(target),
+            ..Record::decision(id, req, d)
         }
     }
 

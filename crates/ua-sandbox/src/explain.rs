@@ -30,18 +30,18 @@ const UNREACHABLE: &[&str] = &[
 
 /// The lines that explain how the sandbox may have caused a command to
 /// fail. `cwd` is where the command ran (relative paths in its messages
-/// are taken from there), `output` what it printed, `refused` the proxy's
-/// refusals while it ran and `failed` whether it exited non-zero.
+/// are taken from there), `output` what it printed, `decisions` the
+/// proxy's decisions while it ran and `failed` whether it exited non-zero.
 ///
 /// Empty when nothing points at the sandbox and the command succeeded.
-pub fn explain(rules: &Rules, cwd: &Path, output: &str, refused: &[Decision], failed: bool) -> Vec<String> {
+pub fn explain(rules: &Rules, cwd: &Path, output: &str, decisions: &[Decision], failed: bool) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     let push = |out: &mut Vec<String>, line: String| {
         if !out.contains(&line) {
             out.push(line);
         }
     };
-    for d in refused.iter().filter(|d| !d.allowed) {
+    for d in decisions.iter().filter(|d| !d.allowed) {
         let why = d.reason.as_deref().unwrap_or("not in the allowlist");
         push(&mut out, format!("the sandbox's proxy refused {}:{}: {why}", d.host, d.port));
     }
@@ -62,7 +62,7 @@ pub fn explain(rules: &Rules, cwd: &Path, output: &str, refused: &[Decision], fa
             network_seen = true;
         }
     }
-    if network_seen && refused.is_empty() {
+    if network_seen && !decisions.iter().any(|d| !d.allowed) {
         let line = if rules.network() {
             "direct connections are blocked in the sandbox; HTTP and HTTPS go through its proxy (HTTPS_PROXY) to the allowed hosts".into()
         } else {

@@ -333,13 +333,11 @@ pub(in crate::session) struct SandboxWatch {
 }
 
 impl SandboxWatch {
-    /// The proxy's refusals since the last call.
-    pub fn refusals(&mut self) -> Vec<ua_sandbox::proxy::Decision> {
+    /// The proxy's decisions since the last call.
+    pub fn decisions(&mut self) -> Vec<ua_sandbox::proxy::Decision> {
         let mut out = Vec::new();
         while let Ok(d) = self.decisions.try_recv() {
-            if !d.allowed {
-                out.push(d);
-            }
+            out.push(d);
         }
         out
     }

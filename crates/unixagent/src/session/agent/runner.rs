@@ -194,7 +194,7 @@ impl Session {
             self.agent.view = View::Command;
             // Refusals from before this command are not its own.
             if let Some(w) = self.agent.sandbox.as_mut() {
-                w.refusals();
+                w.decisions();
             }
         }
     }
@@ -276,8 +276,27 @@ impl Session {
     fn explain_sandbox(&mut self, output: &mut String, code: i32) {
         let cwd = self.cwd();
         let Some(w) = self.agent.sandbox.as_mut() else { return };
-        let refused = w.refusals();
-        let lines = ua_sandbox::explain::explain(&w.rules, std::path::Path::new(&cwd), output, &refused, code != 0);
+        let decisions = w.decisions();
+        let lines = ua_sandbox::explain::explain(&w.rules, std::path::Path::new(&cwd), output, &decisions, code != 0);
+        // Each host the command reached, or was refused, goes to the audit
+        // log beside the command's own records.
+        if let Some(g) = self.agent.gated.clone()
+            && let Some(d) = &g.decision
+        {
+            let id = self.agent.audit_id.clone().unwrap_or_else(|| self.next_audit_id());
+            for n in &decisions {
+                let target = format!("{}:{}", n.host, n.port);
+                let record = ua_policy::audit::Record::network(
+                    id.clone(),
+                    &g.request,
+                    d,
+                    target,
+                    n.allowed,
+                    n.reason.as_deref(),
+                );
+                self.audit(record);
+            }
+        }
         for line in &lines {
             output.push_str(&format!("\n[sandbox: {line}]"));
         }
