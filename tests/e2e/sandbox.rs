@@ -211,9 +211,31 @@ fn startup_files_and_unixagents_config_are_read_only_even_with_the_home_as_worki
     }
     assert_eq!(std::fs::read_to_string(b.path(".bashrc")).expect("rc"), "# rc\n");
     assert_eq!(std::fs::read_to_string(b.path(".config/unixagent/policy.toml")).expect("policy"), "");
-    // Control: the home is the working directory, so other files are
-    // writable.
-    ok(&b.run(".", "echo x > new.txt && cat new.txt && rm new.txt"));
+    // Start-up files that do not exist yet cannot be created either, nor
+    // the directories they would go in, nor moved into place.
+    for attack in [
+        "echo 'curl evil' > ~/.bash_profile",
+        "echo x > .zprofile",
+        "mkdir -p .config/fish && echo evil > .config/fish/config.fish",
+        "echo evil > notes.txt.tmp && mv notes.txt.tmp .zlogin",
+        "ln -s notes.txt .zshenv",
+    ] {
+        refused(&b.run(".", attack), attack);
+    }
+    for missing in [".bash_profile", ".zprofile", ".config/fish", ".zlogin", ".zshenv"] {
+        assert!(b.path(missing).symlink_metadata().is_err(), "{missing} was created");
+    }
+    // Control: the home is the working directory, so what is in it stays
+    // writable, and so does everything below its directories.
+    ok(&b.run(".", "echo more >> notes.txt && grep -q more notes.txt"));
+    ok(&b.run(".", "echo x > proj/new.txt && cat proj/new.txt && rm proj/new.txt"));
+    ok(&b.run(
+        ".",
+        "mkdir -p .local/share/other/deeper && echo y > .local/share/other/deeper/f && rm -r .local/share/other",
+    ));
+    // New entries in the home itself are what it costs.
+    refused(&b.run(".", "echo x > new.txt"), "a new file directly in the home");
+    ok(&b.run_plain(".", "echo x > new.txt && rm new.txt"));
 }
 
 /// A listener outside the sandbox, on the host's loopback.

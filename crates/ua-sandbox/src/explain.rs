@@ -47,6 +47,7 @@ pub fn explain(rules: &Rules, cwd: &Path, output: &str, decisions: &[Decision], 
     }
     let mut denial_seen = false;
     let mut network_seen = false;
+    let mut no_create: Option<Vec<std::path::PathBuf>> = None;
     for line in output.lines() {
         let lower = line.to_ascii_lowercase();
         if DENIED.iter().any(|m| lower.contains(m)) {
@@ -54,7 +55,8 @@ pub fn explain(rules: &Rules, cwd: &Path, output: &str, decisions: &[Decision], 
             let write_error = lower.contains("read-only file system");
             for path in paths_in(line) {
                 let path = absolute(cwd, &path);
-                if let Some(text) = denial(rules, &path, write_error) {
+                let no_create = no_create.get_or_insert_with(|| rules.no_create_dirs());
+                if let Some(text) = denial(rules, no_create, &path, write_error) {
                     push(&mut out, text);
                 }
             }
@@ -77,12 +79,21 @@ pub fn explain(rules: &Rules, cwd: &Path, output: &str, decisions: &[Decision], 
 }
 
 /// What the rules say about a refused access to `path`, if they explain it.
-fn denial(rules: &Rules, path: &Path, write_error: bool) -> Option<String> {
+fn denial(rules: &Rules, no_create: &[std::path::PathBuf], path: &Path, write_error: bool) -> Option<String> {
     if let Some(r) = covering(&rules.read_deny, path) {
         return Some(format!("{}: hidden by the sandbox ({}: {})", path.display(), r.path.display(), r.source));
     }
     if let Some(r) = covering(&rules.write_protect, path) {
         return Some(format!("{}: never written in the sandbox ({}: {})", path.display(), r.path.display(), r.source));
+    }
+    if let Some(dir) = path.parent().filter(|d| no_create.iter().any(|n| n == d))
+        && path.symlink_metadata().is_err()
+    {
+        return Some(format!(
+            "{}: nothing new can be made directly in {} in the sandbox, since start-up files that do not exist there yet could not be protected otherwise (what is there stays writable; work in a directory below it)",
+            path.display(),
+            dir.display()
+        ));
     }
     if covering(&rules.write_roots, path).is_none() {
         let roots: Vec<String> = rules.write_roots.iter().map(|r| r.path.display().to_string()).collect();
@@ -117,6 +128,17 @@ fn paths_in(line: &str) -> Vec<String> {
             || (named && word.contains('/'));
         if looks && word.len() > 1 && !out.iter().any(|w| w == word) {
             out.push(word.to_string());
+        }
+    }
+    // `bash: new.txt: Permission denied`: the field before the error.
+    if out.is_empty()
+        && let Some(at) = DENIED.iter().filter_map(|m| line.to_ascii_lowercase().find(m)).min()
+    {
+        let before = line[..at].trim_end().trim_end_matches(':');
+        let field =
+            before.rsplit(": ").next().unwrap_or("").trim_matches(|c| matches!(c, '\'' | '"' | '‘' | '’' | '`'));
+        if !field.is_empty() && !field.contains(char::is_whitespace) && field != before {
+            out.push(field.to_string());
         }
     }
     // A message such as `touch: cannot touch 'x': Permission denied` names
@@ -253,5 +275,23 @@ mod tests {
     fn words_that_are_not_paths_are_left_alone() {
         assert!(paths_in("Permission denied (publickey).").is_empty());
         assert_eq!(paths_in("open /a/b: permission denied, and (/c/d)"), ["/a/b", "/c/d"]);
+    }
+
+    #[test]
+    fn a_new_file_where_nothing_new_may_be_made_is_explained() {
+        let home = std::env::temp_dir().join(format!("ua-sandbox-explain-{}", std::process::id()));
+        std::fs::create_dir_all(&home).unwrap();
+        let rules = Rules::defaults(&crate::rules::Places {
+            home: home.clone(),
+            cwd: home.clone(),
+            temp: vec![],
+            config_dir: home.join(".config/unixagent"),
+            data_dir: home.join(".local/share/unixagent"),
+            journal: None,
+        });
+        let got = explain(&rules, &home, "bash: new.txt: Permission denied", &[], true);
+        assert_eq!(got.len(), 1, "{got:?}");
+        assert!(got[0].contains(&format!("nothing new can be made directly in {}", home.display())), "{got:?}");
+        std::fs::remove_dir_all(&home).unwrap();
     }
 }

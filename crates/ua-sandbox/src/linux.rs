@@ -466,8 +466,12 @@ fn landlock(
     // Write roots whole: a hidden path inside one is hidden by a mount
     // (see `carve_out_targets`), since enumerating a root would leave the
     // files created in it later unwritable.
+    // A protected path that does not exist yet has nothing to bind: in the
+    // directories it would be made in, nothing new may be made (see
+    // `Rules::no_create_dirs`); what is in them stays writable.
+    let no_create = rules.no_create_dirs();
     for root in &rules.write_roots {
-        grants.push((root.path.clone(), all));
+        writable(&root.path, all, &no_create, &mut grants);
     }
     // The terminal and the devices every shell writes to.
     for dev in
@@ -501,6 +505,40 @@ fn landlock(
         return Err(SandboxError::Setup("NoNewPrivs could not be set".into()));
     }
     Ok(())
+}
+
+/// Grants `all` on `dir`; or, when `dir` is one of the `no_create`
+/// directories, everything but making entries on `dir` itself and `all` on
+/// each of its entries (recursively where another lies below).
+fn writable(dir: &Path, all: BitFlags<AccessFs>, no_create: &[PathBuf], out: &mut Vec<(PathBuf, BitFlags<AccessFs>)>) {
+    if !no_create.iter().any(|n| n == dir) {
+        out.push((dir.to_path_buf(), all));
+        return;
+    }
+    let make = AccessFs::MakeChar
+        | AccessFs::MakeDir
+        | AccessFs::MakeReg
+        | AccessFs::MakeSock
+        | AccessFs::MakeFifo
+        | AccessFs::MakeBlock
+        | AccessFs::MakeSym;
+    out.push((dir.to_path_buf(), all & !make));
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let Ok(kind) = entry.file_type() else { continue };
+        // A rule is made through an open descriptor, which follows a
+        // symbolic link: granting one would grant wherever it points. The
+        // link itself needs no rule (removing it is a right on `dir`).
+        if kind.is_symlink() {
+            continue;
+        }
+        if kind.is_dir() && no_create.iter().any(|n| n.starts_with(&path)) {
+            writable(&path, all, no_create, out);
+        } else {
+            out.push((path, all));
+        }
+    }
 }
 
 /// Grants `access` on `dir`, or where hidden paths lie below it, on its

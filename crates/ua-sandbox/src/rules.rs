@@ -272,6 +272,40 @@ impl Rules {
             || self.write_protect.iter().any(|r| path.starts_with(&r.path) && roots().any(|w| r.path.starts_with(w)))
     }
 
+    /// The directories inside write roots where nothing new may be
+    /// created, because a protected path that does not exist yet would
+    /// otherwise be created there: for each such path, its deepest
+    /// existing ancestor inside a write root, and every directory between
+    /// that root and it. (`~/.zshrc` missing while the home is the working
+    /// directory: the home itself.) Hidden paths are left out (a made-up
+    /// credential file or history runs nothing), and so are paths inside a
+    /// `.git` directory, where git creates lock files all the time.
+    ///
+    /// Reads the filesystem (what exists), so it is worked out where the
+    /// sandbox is applied.
+    pub fn no_create_dirs(&self) -> Vec<PathBuf> {
+        let mut out: Vec<PathBuf> = Vec::new();
+        for p in &self.write_protect {
+            if p.path.symlink_metadata().is_ok() || self.hides(&p.path) {
+                continue;
+            }
+            let Some(root) = self.write_roots.iter().map(|r| r.path.as_path()).find(|w| p.path.starts_with(w)) else {
+                continue;
+            };
+            let Some(anchor) = p.path.ancestors().skip(1).find(|a| a.is_dir()) else { continue };
+            if !anchor.starts_with(root) || anchor.components().any(|c| c.as_os_str() == ".git") {
+                continue;
+            }
+            for dir in anchor.ancestors().take_while(|d| d.starts_with(root)) {
+                if !out.iter().any(|o| o == dir) {
+                    out.push(dir.to_path_buf());
+                }
+            }
+        }
+        out.sort();
+        out
+    }
+
     /// The allowlist entry that lets `host` through on some port, if any.
     pub fn admits(&self, host: &str) -> Option<&HostRule> {
         self.allow_hosts.iter().find(|h| {
@@ -360,6 +394,38 @@ mod tests {
         assert!(has(&r.write_protect, dir.join(".bashrc")) && has(&r.write_protect, dir.join("repo/.git/hooks")));
         assert!(has(&r.write_protect, dir.join("repo/.git/config")) && has(&r.write_protect, p.config_dir.clone()));
         assert!(!r.network());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn missing_protected_paths_make_their_directories_no_create() {
+        let dir = std::env::temp_dir().join(format!("ua-sandbox-nocreate-{}", std::process::id()));
+        for d in [".config/unixagent", "proj/.git", "work"] {
+            std::fs::create_dir_all(dir.join(d)).unwrap();
+        }
+        std::fs::write(dir.join(".bashrc"), "").unwrap();
+        let rules = |cwd: &str| {
+            let mut r = Rules::defaults(&Places {
+                home: dir.clone(),
+                cwd: dir.join(cwd),
+                temp: vec![],
+                config_dir: dir.join(".config/unixagent"),
+                data_dir: dir.join(".local/share/unixagent"),
+                journal: None,
+            });
+            // A missing repository hook directory never blocks git.
+            r.write_protect.push(PathRule::new(dir.join("proj/.git/hooks"), "t"));
+            r
+        };
+        // The home as working directory: `.zshrc` and `.config/fish/…` are
+        // missing, so nothing new in the home or in `.config`; the missing
+        // data directory is hidden, so `.local` is left alone.
+        let got = rules("").no_create_dirs();
+        assert_eq!(got, vec![dir.clone(), dir.join(".config")], "{got:?}");
+        // A project below the home: the start-up files are outside every
+        // write root, and a missing hook directory is git's.
+        assert!(rules("proj").no_create_dirs().is_empty());
+        assert!(rules("work").no_create_dirs().is_empty());
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

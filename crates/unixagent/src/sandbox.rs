@@ -330,6 +330,7 @@ pub fn status(cfg: &crate::config::SandboxConfig, json: bool) -> i32 {
             "kernel": kernel,
             "rules": rules,
             "enforcement": enforcement,
+            "no_create": rules.no_create_dirs(),
             "gate_only": compiled.gate_only,
             "not_widened": compiled.not_widened,
         });
@@ -350,6 +351,13 @@ pub fn status(cfg: &crate::config::SandboxConfig, json: bool) -> i32 {
     show("hidden (not read, not written)", &rules.read_deny);
     show("writable", &rules.write_roots);
     show("never written", &rules.write_protect);
+    let no_create = rules.no_create_dirs();
+    if !no_create.is_empty() {
+        println!("nothing new made directly in (a protected path there does not exist yet):");
+        for d in &no_create {
+            println!("  {}", d.display());
+        }
+    }
     println!("network:");
     if rules.allow_hosts.is_empty() {
         println!("  none (no host is allowed by policy.toml or the Cedar policies)");
