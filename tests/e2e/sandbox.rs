@@ -196,6 +196,25 @@ fn repository_hooks_and_config_cannot_be_written_or_moved_away() {
 }
 
 #[test]
+fn a_repository_without_hooks_and_gits_own_config_are_closed_too() {
+    let b = Box::new();
+    std::fs::remove_dir_all(b.path("proj/.git/hooks")).expect("remove hooks");
+    refused(&b.run("proj", "mkdir -p .git/hooks && echo evil > .git/hooks/pre-commit"), "a new hook directory");
+    assert!(b.path("proj/.git/hooks").is_dir(), "an empty hook directory was made to be bound read-only");
+    assert!(!b.path("proj/.git/hooks/pre-commit").exists());
+    // git itself still makes its lock files in .git.
+    ok(&b.run("proj", "echo more >> src.txt && git add src.txt && git -c user.email=t@t -c user.name=t commit -qm w"));
+    // The user's global git configuration is as good as a hook.
+    for cwd in ["proj", "."] {
+        refused(&b.run(cwd, "git config --global core.hooksPath /tmp"), "git config --global");
+    }
+    assert!(!b.path(".gitconfig").exists());
+    b.write(".gitconfig", "[user]\n\tname = t\n");
+    refused(&b.run(".", "git config --global core.hooksPath /tmp"), "git config --global with a .gitconfig");
+    assert_eq!(std::fs::read_to_string(b.path(".gitconfig")).expect("gitconfig"), "[user]\n\tname = t\n");
+}
+
+#[test]
 fn startup_files_and_unixagents_config_are_read_only_even_with_the_home_as_working_directory() {
     let b = Box::new();
     for attack in [

@@ -168,6 +168,7 @@ pub fn apply(spec: &Spec) -> Result<Enforced, SandboxError> {
     let namespaces = enter_namespaces().is_ok();
     let missing = shortfalls(abi, namespaces, rules);
     if namespaces {
+        make_hook_dirs(rules);
         carve_out(&carve_out_targets(rules))?;
         // The working directory still points into the mounts as they were:
         // look it up again, through the carve-outs.
@@ -278,6 +279,21 @@ enum Bind {
 /// The binds that keep protected paths inside write roots intact and
 /// hide hidden paths wherever they are, in the order they must be made (a directory before what lies
 /// below it, since a later bind above would not carry the earlier one).
+/// A repository without `.git/hooks` gets it, empty (as `git init` makes
+/// it), so that it can be bound read-only: `.git` itself must stay open to
+/// new entries (lock files), so a missing hook directory could otherwise
+/// be made inside the sandbox and run outside it.
+fn make_hook_dirs(rules: &Rules) {
+    use std::os::unix::fs::DirBuilderExt;
+    for p in &rules.write_protect {
+        let is_hooks = p.path.file_name().is_some_and(|n| n == "hooks")
+            && p.path.parent().is_some_and(|g| g.file_name().is_some_and(|n| n == ".git") && g.is_dir());
+        if is_hooks && p.path.symlink_metadata().is_err() {
+            let _ = std::fs::DirBuilder::new().mode(0o755).create(&p.path);
+        }
+    }
+}
+
 fn carve_out_targets(rules: &Rules) -> Vec<(PathBuf, Bind)> {
     let mut out: Vec<(PathBuf, Bind)> = Vec::new();
     let protected = rules.write_protect.iter().map(|r| (r.path.as_path(), Bind::ReadOnly));

@@ -210,6 +210,11 @@ pub const STARTUP_FILES: &[&str] = &[
     ".config/environment.d",
 ];
 
+/// git's own configuration, relative to the home directory: never written.
+/// Like a repository's `.git/config`, it can name hooks, a pager and an
+/// fsmonitor for git to run later, outside the sandbox.
+pub const GIT_CONFIG: &[&str] = &[".gitconfig", ".config/git"];
+
 impl Rules {
     /// The defaults: reads everywhere but secrets and unixagent's data;
     /// writes in the working tree and the temporary directories; never to
@@ -228,6 +233,9 @@ impl Rules {
         }
         for s in STARTUP_FILES {
             r.write_protect.push(PathRule::new(home(s), "default: shell start-up files"));
+        }
+        for s in GIT_CONFIG {
+            r.write_protect.push(PathRule::new(home(s), "default: git's configuration"));
         }
         r.write_protect.push(PathRule::new(p.config_dir.clone(), "default: unixagent's config, policy and hooks"));
         r.write_protect.push(PathRule::new(p.data_dir.clone(), "default: unixagent's journals and audit log"));
