@@ -521,7 +521,7 @@ fn wait_for_lock(file: File, exclusive: bool, wait: Duration) -> io::Result<Held
 }
 
 /// Whether process `pid` exists. `EPERM` means it does, under another user.
-fn process_alive(pid: u32) -> bool {
+pub fn process_alive(pid: u32) -> bool {
     use nix::errno::Errno;
     use nix::sys::signal::kill;
     use nix::unistd::Pid;

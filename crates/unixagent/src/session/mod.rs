@@ -291,27 +291,31 @@ async fn run_async(opts: Options, batch: Option<BatchOptions>) -> anyhow::Result
         s.agent.set_batch();
         s.set_can_ask(s.batch.as_ref().is_some_and(|b| b.can_ask()));
     }
+    s.agent.session_id = id.clone();
+    let cwd = std::env::current_dir().map(|d| d.display().to_string()).unwrap_or_default();
+    // Journaled (and so in the index) before anyone is told the id: a
+    // program that reads it and looks the session up finds it running.
+    if resumed.is_none() {
+        s.journal(ua_protocol::journal::JournalEntry::SessionStart {
+            session: id.clone(),
+            pid: std::process::id(),
+            shell: opts.shell.display().to_string(),
+            cwd: cwd.clone(),
+            os: std::env::consts::OS.to_string(),
+            version: env!("CARGO_PKG_VERSION").to_string(),
+        });
+    }
     if s.json() {
         s.emit(ua_protocol::agent::AgentEvent::Session {
             v: ua_protocol::agent::SCHEMA_VERSION,
-            id: id.clone(),
+            id,
             journal: s.agent.journal.as_ref().map(|j| j.path().display().to_string()),
             shell: opts.shell.display().to_string(),
-            cwd: std::env::current_dir().map(|d| d.display().to_string()).unwrap_or_default(),
+            cwd: cwd.clone(),
         });
     }
-    s.agent.session_id = id.clone();
-    let cwd = std::env::current_dir().map(|d| d.display().to_string()).unwrap_or_default();
-    match resumed {
-        Some(r) => s.continue_from(r, &opts.shell, &cwd, opts.resume.as_ref().map(|r| r.used).unwrap_or_default()),
-        None => s.journal(ua_protocol::journal::JournalEntry::SessionStart {
-            session: id,
-            pid: std::process::id(),
-            shell: opts.shell.display().to_string(),
-            cwd,
-            os: std::env::consts::OS.to_string(),
-            version: env!("CARGO_PKG_VERSION").to_string(),
-        }),
+    if let Some(r) = resumed {
+        s.continue_from(r, &opts.shell, &cwd, opts.resume.as_ref().map(|r| r.used).unwrap_or_default());
     }
     let code = s.run(&master, keys, &mut signals).await;
     s.journal(ua_protocol::journal::JournalEntry::SessionEnd { exit_code: Some(code) });

@@ -294,7 +294,13 @@ pub fn to_resume(continue_: bool, any: bool, resume: Option<&str>) -> Result<Opt
         Some(prefix) => find(&data, prefix)?.id().to_string(),
         None => return Ok(None),
     };
-    if let Some(SessionState::Running { pid }) = summaries.get(&id).map(|s| s.state) {
+    // A session the index does not know yet (its start record lost or not
+    // written yet): its own process may still run it.
+    let state = summaries.get(&id).map(|s| s.state).or_else(|| {
+        let meta = SessionDir::open(data.join("sessions").join(&id)).ok()?.meta().ok()?;
+        ua_store::index::process_alive(meta.pid).then_some(SessionState::Running { pid: meta.pid })
+    });
+    if let Some(SessionState::Running { pid }) = state {
         return Err(format!("session {id} is still running (process {pid}); continue it there, or end it first"));
     }
     let used = summaries.get(&id).map(|s| s.usage).unwrap_or_default();
