@@ -228,6 +228,15 @@ fn a_torn_last_line_is_reported_and_the_session_goes_on() {
 fn sessions_are_listed_from_the_index_shown_exported_and_pruned() {
     let home = Home::new();
     let server = scenario(&["a", "b", "c", "d"]);
+    // Each answer of the fake model: 10 tokens in, 5 out.
+    home.write(
+        ".config/unixagent/config.toml",
+        &format!(
+            "[backend]\ndefault = \"fake\"\n[backend.fake]\nkind = \"anthropic\"\nbase_url = \"{}\"\nmodel = \"fake-model\"\n\
+             [pricing.fake-model]\ninput = 3.0\noutput = 15.0\n",
+            server.base_url()
+        ),
+    );
     // Two sessions at once: both processes update the index.
     let mut kids: Vec<_> = ["# first task", "# second task"]
         .iter()
@@ -264,6 +273,10 @@ fn sessions_are_listed_from_the_index_shown_exported_and_pruned() {
     let usage: Value = serde_json::from_slice(&usage.stdout).unwrap();
     assert_eq!(usage["turns"], 2, "{usage}");
     assert_eq!(usage["commands"], 0, "{usage}");
+    // $3 and $15 a million: 10 × 3 + 5 × 15 = 105 millionths a turn.
+    assert_eq!(usage["cost_usd"], 0.00021, "{usage}");
+    assert_eq!(usage["unpriced_turns"], 0, "{usage}");
+    assert!(listed.iter().all(|s| s["cost_usd"] == 0.000105), "{listed:#?}");
     assert!(usage["input"].as_u64().unwrap() > 0 && usage["by_session"].as_array().unwrap().len() == 2);
 
     // Pruning what is older than a second removes both.

@@ -214,6 +214,10 @@ pub enum JournalEntry {
         usage: Usage,
         /// How many commands ran in the turn.
         commands: u32,
+        /// What the turn cost, in millionths of a US dollar, when the
+        /// configuration prices the model (`[pricing]`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cost_micros: Option<u64>,
     },
     /// An error the user was shown.
     Error {
@@ -387,7 +391,13 @@ mod tests {
                 approver: Some("alice".into()),
             },
             JournalEntry::UserCommand { command: "cd /".into(), cwd: None, exit_code: Some(0), output: String::new() },
-            JournalEntry::TurnEnd { turn: 1, reason: TurnEndReason::Answered, usage: Usage::default(), commands: 1 },
+            JournalEntry::TurnEnd {
+                turn: 1,
+                reason: TurnEndReason::Answered,
+                usage: Usage::default(),
+                commands: 1,
+                cost_micros: None,
+            },
             JournalEntry::Error { turn: None, message: "boom".into() },
             JournalEntry::Summary {
                 turn: 9,

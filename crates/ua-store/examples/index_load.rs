@@ -81,6 +81,7 @@ fn run(tmp: &Path) -> Result<(), Box<dyn Error>> {
                     cache_write_tokens: 0,
                 },
                 commands: 2,
+                cost_micros: None,
             });
         }
         if n % 10 != 0 && n % 7 != 0 {

@@ -274,7 +274,13 @@ fn generate(home: &Home) -> anyhow::Result<(PathBuf, u64)> {
             w.write(request(turn, 1, vec![Message::user_text(instruction)], turn == 1))?;
             let usage = rng.usage();
             w.write(response(turn, 1, Message::assistant_text("The linker cannot find libssl."), usage))?;
-            w.write(JournalEntry::TurnEnd { turn, reason: TurnEndReason::Answered, usage, commands: 0 })?;
+            w.write(JournalEntry::TurnEnd {
+                turn,
+                reason: TurnEndReason::Answered,
+                usage,
+                commands: 0,
+                cost_micros: None,
+            })?;
             w.journal.checkpoint()?;
         }
         if !crashed {
@@ -401,7 +407,13 @@ fn write_long_turn(w: &mut Writer, turn: u32, rng: &mut Rng, outputs: &Outputs, 
     let usage = rng.usage();
     add(&mut total, usage);
     w.write(response(turn, call, Message::assistant_text("Fixed: the fixture path was wrong."), usage))?;
-    w.write(JournalEntry::TurnEnd { turn, reason: TurnEndReason::Answered, usage: total, commands })?;
+    w.write(JournalEntry::TurnEnd {
+        turn,
+        reason: TurnEndReason::Answered,
+        usage: total,
+        commands,
+        cost_micros: None,
+    })?;
     w.journal.checkpoint()?;
     Ok(())
 }

@@ -25,6 +25,34 @@ pub struct Config {
     pub journal: JournalConfig,
     pub sandbox: SandboxConfig,
     pub batch: BatchConfig,
+    /// Prices by model name, for what turns cost (`--usage`).
+    pub pricing: std::collections::BTreeMap<String, Price>,
+}
+
+/// What a model costs, in US dollars per million tokens. Cache reads and
+/// writes cost what input does unless given.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Price {
+    pub input: f64,
+    pub output: f64,
+    pub cache_read: Option<f64>,
+    pub cache_write: Option<f64>,
+}
+
+impl Price {
+    /// The cost of `u`, in millionths of a dollar.
+    pub fn micros(&self, u: &ua_protocol::event::Usage) -> u64 {
+        // Dollars per million tokens times tokens is millionths of dollars.
+        #[allow(clippy::cast_precision_loss)]
+        let cost = u.input_tokens as f64 * self.input
+            + u.output_tokens as f64 * self.output
+            + u.cache_read_tokens as f64 * self.cache_read.unwrap_or(self.input)
+            + u.cache_write_tokens as f64 * self.cache_write.unwrap_or(self.input);
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        let micros = cost.max(0.0).round() as u64;
+        micros
+    }
 }
 
 /// Session journals.
@@ -196,6 +224,25 @@ mod tests {
 
     fn p(text: &str) -> Result<(Config, Vec<String>), ConfigError> {
         parse(Path::new("/x/config.toml"), text)
+    }
+
+    #[test]
+    fn prices_are_dollars_per_million_tokens() {
+        let text = "[pricing.\"claude-sonnet-4-5\"]\ninput = 3.0\noutput = 15.0\ncache_read = 0.3\n\
+                    [pricing.local]\ninput = 0.0\noutput = 0.0\n";
+        let (c, w) = p(text).unwrap();
+        assert!(w.is_empty(), "{w:?}");
+        let price = c.pricing["claude-sonnet-4-5"];
+        let usage = ua_protocol::event::Usage {
+            input_tokens: 1_000,
+            output_tokens: 200,
+            cache_read_tokens: 10_000,
+            cache_write_tokens: 100,
+        };
+        // 1000 × 3 + 200 × 15 + 10000 × 0.3 + 100 × 3 (cache writes at the input price)
+        assert_eq!(price.micros(&usage), 3_000 + 3_000 + 3_000 + 300);
+        assert_eq!(c.pricing["local"].micros(&usage), 0);
+        assert!(p("[pricing.m]\ninput = 1.0\n").is_err(), "output is required");
     }
 
     #[test]

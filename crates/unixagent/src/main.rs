@@ -118,6 +118,7 @@ fn run(cli: cli::Cli, login_by_name: bool) -> anyhow::Result<i32> {
         confirm: confirm_mode(cfg.shell.confirm_mode.as_deref()),
         judge: cfg.judge.clone(),
         policy_layers: agent::gate::layers(cli.policy.as_deref()).map_err(anyhow::Error::msg)?,
+        pricing: cfg.pricing.clone(),
     };
     let stdin_tty = nix::unistd::isatty(std::io::stdin().as_fd()).unwrap_or(false);
     // Agent work nobody watches always runs in the kernel sandbox; an

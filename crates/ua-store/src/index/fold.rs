@@ -50,6 +50,13 @@ pub struct SessionSummary {
     /// Commands run by the agent over every turn.
     #[serde(default)]
     pub commands: u64,
+    /// What the priced turns cost, in millionths of a US dollar.
+    #[serde(default)]
+    pub cost_micros: u64,
+    /// Turns whose model had a price (`[pricing]`); the others cost an
+    /// unknown amount.
+    #[serde(default)]
+    pub priced_turns: u32,
     /// The newest record about the session.
     pub last_active_ms: u64,
     /// When the session ended cleanly; `None` while it runs or if it crashed.
@@ -90,6 +97,8 @@ impl SessionSummary {
             turns: 0,
             usage: Usage::default(),
             commands: 0,
+            cost_micros: 0,
+            priced_turns: 0,
             last_active_ms: ts,
             ended_ms: None,
             exit_code: None,
@@ -98,17 +107,22 @@ impl SessionSummary {
         }
     }
 
-    fn add_turn(&mut self, ts: u64, usage: &Usage, commands: u32) {
+    fn add_turn(&mut self, ts: u64, usage: &Usage, commands: u32, cost_micros: Option<u64>) {
         self.turns += 1;
         self.usage.add(usage);
         self.commands += u64::from(commands);
+        if let Some(c) = cost_micros {
+            self.cost_micros += c;
+            self.priced_turns += 1;
+        }
         let day = ts / DAY_MS;
         // Turns arrive in time order, so the day is almost always the last.
         match self.days.iter().rposition(|d| d.day <= day) {
-            Some(i) if self.days[i].day == day => self.days[i].add(usage, commands),
+            Some(i) if self.days[i].day == day => self.days[i].add(usage, commands, cost_micros),
             at => {
-                let mut d = DayUsage { day, turns: 0, usage: Usage::default(), commands: 0 };
-                d.add(usage, commands);
+                let mut d =
+                    DayUsage { day, turns: 0, usage: Usage::default(), commands: 0, cost_micros: 0, priced_turns: 0 };
+                d.add(usage, commands, cost_micros);
                 self.days.insert(at.map_or(0, |i| i + 1), d);
             }
         }
@@ -180,9 +194,9 @@ impl Fold {
                 s.parent = parent.or(s.parent.take());
                 s.first_instruction = s.first_instruction.take().or(first_instruction);
             }
-            Record::Turn { id, ts, instruction, usage, commands, .. } => {
+            Record::Turn { id, ts, instruction, usage, commands, cost_micros, .. } => {
                 let s = session(&mut self.sessions, id, ts);
-                s.add_turn(ts, &usage, commands);
+                s.add_turn(ts, &usage, commands, cost_micros);
                 if s.first_instruction.is_none() {
                     s.first_instruction = instruction;
                 }
@@ -305,6 +319,7 @@ mod tests {
             instruction: text.map(Into::into),
             usage: Usage { input_tokens: input, output_tokens: 1, cache_read_tokens: 2, cache_write_tokens: 0 },
             commands: 3,
+            cost_micros: None,
         }
     }
 

@@ -48,6 +48,9 @@ pub enum Record {
         usage: Usage,
         #[serde(default)]
         commands: u32,
+        /// The turn's cost in millionths of a US dollar, when priced.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cost_micros: Option<u64>,
     },
     /// A session ended cleanly.
     End {
@@ -116,6 +119,8 @@ struct FlatRecord {
     instruction: Option<String>,
     usage: Option<Usage>,
     commands: Option<u64>,
+    cost_micros: Option<u64>,
+    priced_turns: Option<u32>,
     exit_code: Option<i32>,
     started_ms: Option<u64>,
     turns: Option<u32>,
@@ -159,6 +164,7 @@ impl TryFrom<FlatRecord> for Record {
                 instruction: r.instruction,
                 usage: need(r.usage, "usage")?,
                 commands: u32::try_from(r.commands.unwrap_or(0)).map_err(|e| e.to_string())?,
+                cost_micros: r.cost_micros,
                 id: r.id,
             },
             Kind::End => Record::End { ts: ts()?, exit_code: r.exit_code, id: r.id },
@@ -175,6 +181,8 @@ impl TryFrom<FlatRecord> for Record {
                 turns: r.turns.unwrap_or(0),
                 usage: r.usage.unwrap_or_default(),
                 commands: r.commands.unwrap_or(0),
+                cost_micros: r.cost_micros.unwrap_or(0),
+                priced_turns: r.priced_turns.unwrap_or(0),
                 ended_ms: r.ended_ms,
                 exit_code: r.exit_code,
                 days: r.days.unwrap_or_default(),
@@ -237,9 +245,17 @@ impl RecordFeed {
                 }
                 None
             }
-            JournalEntry::TurnEnd { turn, usage, commands, .. } => {
+            JournalEntry::TurnEnd { turn, usage, commands, cost_micros, .. } => {
                 let instruction = self.instruction.take().filter(|(t, _)| t == turn).map(|(_, text)| text);
-                Some(Record::Turn { id, ts, turn: *turn, instruction, usage: *usage, commands: *commands })
+                Some(Record::Turn {
+                    id,
+                    ts,
+                    turn: *turn,
+                    instruction,
+                    usage: *usage,
+                    commands: *commands,
+                    cost_micros: *cost_micros,
+                })
             }
             JournalEntry::SessionEnd { exit_code } => Some(Record::End { id, ts, exit_code: *exit_code }),
             JournalEntry::ModelRequest { .. }
@@ -299,6 +315,7 @@ mod tests {
             reason: TurnEndReason::Answered,
             usage: Usage { input_tokens: input, output_tokens: 1, ..Usage::default() },
             commands: 2,
+            cost_micros: None,
         }
     }
 
@@ -335,6 +352,7 @@ mod tests {
                     instruction: Some("find big files".into()),
                     usage: Usage { input_tokens: 100, output_tokens: 1, ..Usage::default() },
                     commands: 2,
+                    cost_micros: None
                 },
                 Record::Turn {
                     id: "dir-id".into(),
@@ -343,6 +361,7 @@ mod tests {
                     instruction: None,
                     usage: Usage { input_tokens: 50, output_tokens: 1, ..Usage::default() },
                     commands: 2,
+                    cost_micros: None
                 },
                 Record::Resumed { id: "dir-id".into(), ts: 6, pid: 11 },
                 Record::End { id: "dir-id".into(), ts: 7, exit_code: Some(0) },
@@ -366,6 +385,7 @@ mod tests {
             instruction: Some("x".repeat(201)),
             usage: Usage::default(),
             commands: 0,
+            cost_micros: None,
         };
         let Some(Record::Turn { instruction: Some(text), .. }) = long.capped() else { panic!("capped") };
         assert_eq!(text.len(), 200);
@@ -411,7 +431,15 @@ mod tests {
                 parent: Some("p".into()),
                 first_instruction: Some("hi".into()),
             },
-            Record::Turn { id: "s".into(), ts: 2, turn: 1, instruction: Some("hi".into()), usage, commands: 5 },
+            Record::Turn {
+                id: "s".into(),
+                ts: 2,
+                turn: 1,
+                instruction: Some("hi".into()),
+                usage,
+                commands: 5,
+                cost_micros: None,
+            },
             Record::End { id: "s".into(), ts: 3, exit_code: Some(-1) },
             Record::End { id: "s".into(), ts: 3, exit_code: None },
             Record::Resumed { id: "s".into(), ts: 4, pid: 5 },

@@ -36,6 +36,7 @@ fn turn(id: &str, ts: u64, n: u32) -> Record {
         instruction: Some(format!("instruction {n}")),
         usage: Usage { input_tokens: 10, output_tokens: 2, cache_read_tokens: 1, cache_write_tokens: 0 },
         commands: 1,
+        cost_micros: None,
     }
 }
 
@@ -96,7 +97,17 @@ fn long_instructions_are_cut_on_append() {
     let tmp = tempfile::tempdir().unwrap();
     let index = Index::open(tmp.path()).unwrap();
     let Record::Turn { id, ts, turn: n, usage, commands, .. } = turn("a", 1, 1) else { unreachable!() };
-    index.append(&Record::Turn { id, ts, turn: n, instruction: Some("ü".repeat(5000)), usage, commands }).unwrap();
+    index
+        .append(&Record::Turn {
+            id,
+            ts,
+            turn: n,
+            instruction: Some("ü".repeat(5000)),
+            usage,
+            commands,
+            cost_micros: None,
+        })
+        .unwrap();
     let bytes = fs::read(index.path()).unwrap();
     assert!(bytes.len() < 1024, "{}", bytes.len());
     let s = index.load().unwrap();
@@ -259,6 +270,7 @@ fn live_session(tmp: &Path, index: &Index, n: u64) {
             reason: TurnEndReason::Answered,
             usage: Usage { input_tokens: n + 1, output_tokens: t.into(), cache_read_tokens: 3, cache_write_tokens: n },
             commands: t,
+            cost_micros: None,
         });
     }
     match n % 4 {

@@ -27,6 +27,11 @@ pub struct DayUsage {
     /// Commands the agent ran in those turns.
     #[serde(default)]
     pub commands: u64,
+    /// What the priced ones cost, in millionths of a US dollar.
+    #[serde(default)]
+    pub cost_micros: u64,
+    #[serde(default)]
+    pub priced_turns: u32,
 }
 
 impl DayUsage {
@@ -35,15 +40,21 @@ impl DayUsage {
         Utc::from_unix_ms(self.day * DAY_MS)
     }
 
-    pub(crate) fn add(&mut self, usage: &Usage, commands: u32) {
+    pub(crate) fn add(&mut self, usage: &Usage, commands: u32, cost_micros: Option<u64>) {
         self.turns += 1;
         self.commands += u64::from(commands);
+        if let Some(c) = cost_micros {
+            self.cost_micros += c;
+            self.priced_turns += 1;
+        }
         self.usage.add(usage);
     }
 
     fn merge(&mut self, other: &DayUsage) {
         self.turns += other.turns;
         self.commands += other.commands;
+        self.cost_micros += other.cost_micros;
+        self.priced_turns += other.priced_turns;
         self.usage.add(&other.usage);
     }
 }
@@ -57,6 +68,8 @@ pub struct SessionUsage {
     pub turns: u32,
     pub usage: Usage,
     pub commands: u64,
+    pub cost_micros: u64,
+    pub priced_turns: u32,
 }
 
 /// Usage since a day, in total, by day and by session.
@@ -67,6 +80,8 @@ pub struct UsageReport {
     pub turns: u64,
     pub total: Usage,
     pub commands: u64,
+    pub cost_micros: u64,
+    pub priced_turns: u64,
     /// Days with at least one turn, oldest first.
     pub by_day: Vec<DayUsage>,
     /// Sessions with at least one turn in range, newest first.
@@ -88,10 +103,14 @@ impl Summaries {
                 turns: 0,
                 usage: Usage::default(),
                 commands: 0,
+                cost_micros: 0,
+                priced_turns: 0,
             };
             for d in s.days.iter().filter(|d| d.day >= since_day) {
                 mine.turns += d.turns;
                 mine.commands += d.commands;
+                mine.cost_micros += d.cost_micros;
+                mine.priced_turns += d.priced_turns;
                 mine.usage.add(&d.usage);
                 match by_day.binary_search_by_key(&d.day, |x| x.day) {
                     Ok(i) => by_day[i].merge(d),
@@ -101,6 +120,8 @@ impl Summaries {
             if mine.turns > 0 {
                 report.turns += u64::from(mine.turns);
                 report.commands += mine.commands;
+                report.cost_micros += mine.cost_micros;
+                report.priced_turns += u64::from(mine.priced_turns);
                 report.total.add(&mine.usage);
                 report.by_session.push(mine);
             }
@@ -165,6 +186,7 @@ mod tests {
             instruction: None,
             usage: Usage { input_tokens: input, output_tokens: 1, cache_read_tokens: 0, cache_write_tokens: 5 },
             commands: 0,
+            cost_micros: None,
         }
     }
 

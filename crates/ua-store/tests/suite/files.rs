@@ -67,7 +67,13 @@ fn sample_entries() -> Vec<JournalEntry> {
             decided_by: "user".into(),
             approver: Some("u".into()),
         },
-        JournalEntry::TurnEnd { turn: 1, reason: TurnEndReason::Stopped, usage: Usage::default(), commands: 0 },
+        JournalEntry::TurnEnd {
+            turn: 1,
+            reason: TurnEndReason::Stopped,
+            usage: Usage::default(),
+            commands: 0,
+            cost_micros: None,
+        },
         JournalEntry::SessionEnd { exit_code: Some(0) },
     ]
 }

@@ -38,7 +38,17 @@ fn append_sessions(dir: &Path, writer: usize) -> usize {
         index.append(&start).unwrap();
         for turn in 1..=TURNS {
             let usage = Usage { input_tokens: 7, output_tokens: 3, ..Usage::default() };
-            index.append(&Record::Turn { id: id.clone(), ts: 2, turn, instruction: None, usage, commands: 1 }).unwrap();
+            index
+                .append(&Record::Turn {
+                    id: id.clone(),
+                    ts: 2,
+                    turn,
+                    instruction: None,
+                    usage,
+                    commands: 1,
+                    cost_micros: None,
+                })
+                .unwrap();
         }
         index.append(&Record::End { id, ts: 3, exit_code: Some(0) }).unwrap();
         s += 1;

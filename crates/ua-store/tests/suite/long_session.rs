@@ -159,6 +159,7 @@ impl Session {
             reason: TurnEndReason::Answered,
             usage: Usage::default(),
             commands: 1,
+            cost_micros: None,
         })?;
         self.journal.checkpoint().map(|_| ())
     }

@@ -85,6 +85,7 @@ impl Agent {
                 reason: TurnEndReason::Answered,
                 usage: Usage::default(),
                 commands: 1,
+                cost_micros: None,
             })
             .unwrap();
     }

@@ -121,6 +121,8 @@ pub struct AgentOptions {
     pub judge: crate::agent::gate::JudgeSettings,
     /// Policy files that narrow the policy (inherited, then `--policy`).
     pub policy_layers: Vec<PathBuf>,
+    /// Prices by model, so each turn's cost goes into the journal.
+    pub pricing: std::collections::BTreeMap<String, crate::config::Price>,
 }
 
 /// Runs the interactive session; returns the shell's exit status.

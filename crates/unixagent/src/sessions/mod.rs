@@ -89,6 +89,7 @@ fn json(s: &SessionSummary) -> serde_json::Value {
         "tokens": { "input": s.usage.input_tokens + s.usage.cache_read_tokens + s.usage.cache_write_tokens,
                     "output": s.usage.output_tokens },
         "commands": s.commands,
+        "cost_usd": (s.priced_turns > 0).then(|| dollars(s.cost_micros)),
         "state": state,
         "pid": pid,
         "last_active_ms": s.last_active_ms,
@@ -187,6 +188,8 @@ pub fn usage(as_json: bool, since: Option<&str>) -> Result<i32, String> {
     let (_, index) = index()?;
     let report = load(&index)?.usage(since_ms);
     let input = |u: &ua_protocol::event::Usage| u.input_tokens + u.cache_read_tokens + u.cache_write_tokens;
+    // Dollars when some turn had a price; JSON gives `null` otherwise.
+    let usd = |micros: u64, priced: u64| (priced > 0).then(|| dollars(micros));
     let mut out = std::io::stdout().lock();
     if as_json {
         let days: Vec<_> = report
@@ -195,7 +198,9 @@ pub fn usage(as_json: bool, since: Option<&str>) -> Result<i32, String> {
             .map(|d| {
                 let t = d.date();
                 serde_json::json!({ "day": format!("{:04}-{:02}-{:02}", t.year, t.month, t.day), "turns": d.turns,
-                                    "commands": d.commands, "input": input(&d.usage), "output": d.usage.output_tokens })
+                                    "commands": d.commands, "input": input(&d.usage), "output": d.usage.output_tokens,
+                                    "cost_usd": usd(d.cost_micros, u64::from(d.priced_turns)),
+                                    "unpriced_turns": d.turns - d.priced_turns })
             })
             .collect();
         let sessions: Vec<_> = report
@@ -203,7 +208,9 @@ pub fn usage(as_json: bool, since: Option<&str>) -> Result<i32, String> {
             .iter()
             .map(|s| {
                 serde_json::json!({ "id": s.id, "cwd": s.cwd, "turns": s.turns, "commands": s.commands,
-                                         "input": input(&s.usage), "output": s.usage.output_tokens })
+                                    "input": input(&s.usage), "output": s.usage.output_tokens,
+                                    "cost_usd": usd(s.cost_micros, u64::from(s.priced_turns)),
+                                    "unpriced_turns": s.turns - s.priced_turns })
             })
             .collect();
         let v = serde_json::json!({
@@ -214,36 +221,48 @@ pub fn usage(as_json: bool, since: Option<&str>) -> Result<i32, String> {
             "output": report.total.output_tokens,
             "cache_read": report.total.cache_read_tokens,
             "cache_write": report.total.cache_write_tokens,
+            "cost_usd": usd(report.cost_micros, report.priced_turns),
+            "unpriced_turns": report.turns - report.priced_turns,
             "by_day": days,
             "by_session": sessions,
         });
         let _ = writeln!(out, "{v}");
         return Ok(0);
     }
+    let cost = |micros: u64, priced: u64, turns: u64| match (priced, turns - priced) {
+        (0, _) => "no price".to_string(),
+        (_, 0) => format!("${:.4}", dollars(micros)),
+        (_, unpriced) => format!("${:.4} + {unpriced} unpriced", dollars(micros)),
+    };
     let _ = writeln!(
         out,
-        "{} turn{}, {} command{}: {} tokens in, {} out (cost is not shown: unixagent knows no prices)",
+        "{} turn{}, {} command{}: {} tokens in, {} out, {}",
         report.turns,
         if report.turns == 1 { "" } else { "s" },
         report.commands,
         if report.commands == 1 { "" } else { "s" },
         input(&report.total),
-        report.total.output_tokens
+        report.total.output_tokens,
+        cost(report.cost_micros, report.priced_turns, report.turns),
     );
+    if report.priced_turns < report.turns {
+        let _ = writeln!(out, "(a turn has a cost when its model has a price in config.toml's [pricing])");
+    }
     if !report.by_day.is_empty() {
         let _ = writeln!(out, "\nby day (UTC):");
         for d in &report.by_day {
             let t = d.date();
             let _ = writeln!(
                 out,
-                "  {:04}-{:02}-{:02}  {:>4} turns  {:>5} commands  {:>10} in  {:>9} out",
+                "  {:04}-{:02}-{:02}  {:>4} turns  {:>5} commands  {:>10} in  {:>9} out  {}",
                 t.year,
                 t.month,
                 t.day,
                 d.turns,
                 d.commands,
                 input(&d.usage),
-                d.usage.output_tokens
+                d.usage.output_tokens,
+                cost(d.cost_micros, u64::from(d.priced_turns), u64::from(d.turns)),
             );
         }
     }
@@ -252,17 +271,24 @@ pub fn usage(as_json: bool, since: Option<&str>) -> Result<i32, String> {
         for s in &report.by_session {
             let _ = writeln!(
                 out,
-                "  {}  {:>4} turns  {:>5} commands  {:>10} in  {:>9} out  {}",
+                "  {}  {:>4} turns  {:>5} commands  {:>10} in  {:>9} out  {}  {}",
                 s.id,
                 s.turns,
                 s.commands,
                 input(&s.usage),
                 s.usage.output_tokens,
+                cost(s.cost_micros, u64::from(s.priced_turns), u64::from(s.turns)),
                 s.cwd
             );
         }
     }
     Ok(0)
+}
+
+/// Millionths of a dollar as dollars.
+#[allow(clippy::cast_precision_loss)]
+fn dollars(micros: u64) -> f64 {
+    micros as f64 / 1_000_000.0
 }
 
 /// The session `--continue` or `--resume` names, as its directory; `None`

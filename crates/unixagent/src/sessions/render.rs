@@ -233,6 +233,7 @@ mod tests {
                     reason: TurnEndReason::Answered,
                     usage: Usage { input_tokens: 100, output_tokens: 20, ..Usage::default() },
                     commands: 1,
+                    cost_micros: None,
                 },
             ),
         ]

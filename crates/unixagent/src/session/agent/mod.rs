@@ -1024,6 +1024,12 @@ impl Session {
             reason,
             usage,
             commands: u32::try_from(steps).unwrap_or(u32::MAX),
+            cost_micros: self
+                .agent
+                .provider
+                .as_ref()
+                .and_then(|p| self.agent.opts.pricing.get(p.model()))
+                .map(|price| price.micros(&usage)),
         });
         self.journal_checkpoint();
         let Some(turn) = turn else { return };
