@@ -51,16 +51,16 @@ fn tokens(s: &SessionSummary) -> u64 {
 }
 
 /// One line per session, for people.
-fn table(sessions: &[&SessionSummary], with_dir: bool) -> String {
+fn table(sessions: &[&SessionSummary]) -> String {
     use std::fmt::Write as _;
     let mut out = String::new();
     for (i, s) in sessions.iter().enumerate() {
         let first = s.first_instruction.as_deref().unwrap_or("");
         let first: String = first.chars().take(60).collect::<String>().replace('\n', " ");
-        let dir = if with_dir { format!("  {}", s.cwd) } else { String::new() };
+        let dir = if s.cwd.is_empty() { "?" } else { s.cwd.as_str() };
         let _ = writeln!(
             out,
-            "{:>3}  {}  {}{dir}  {} turn{}, {} tokens, {}  # {first}",
+            "{:>3}  {}  {}  {dir}  {} turn{}, {} tokens, {}  # {first}",
             i + 1,
             s.id,
             render::utc(s.started_ms),
@@ -115,7 +115,7 @@ pub fn list(as_json: bool, all: bool) -> Result<i32, String> {
         eprintln!("unixagent: no sessions{more}");
         return Ok(0);
     }
-    let _ = out.write_all(table(&chosen, all).as_bytes());
+    let _ = out.write_all(table(&chosen).as_bytes());
     Ok(0)
 }
 
@@ -337,12 +337,12 @@ pub fn to_resume(continue_: bool, any: bool, resume: Option<&str>) -> Result<Opt
 /// everyone's), and the number typed on the terminal.
 fn choose(summaries: &Summaries, cwd: &str) -> Result<String, String> {
     let here: Vec<&SessionSummary> = summaries.in_cwd(cwd).take(10).collect();
-    let (shown, with_dir) =
-        if here.is_empty() { (summaries.sessions().iter().take(10).collect(), true) } else { (here, false) };
+    let shown: Vec<&SessionSummary> =
+        if here.is_empty() { summaries.sessions().iter().take(10).collect() } else { here };
     if shown.is_empty() {
         return Err("there are no sessions to continue yet".into());
     }
-    eprint!("{}", table(&shown, with_dir));
+    eprint!("{}", table(&shown));
     if !std::io::stdin().is_terminal() {
         return Err("give one of these ids to --resume (there is no terminal to choose on)".into());
     }
