@@ -334,6 +334,9 @@ fn earlier_turns_are_summarised_when_the_window_is_outgrown_and_the_summary_is_k
     let lines = journal(&session_dirs(&home)[0]);
     assert_eq!(count(&lines, "summary"), 1);
     assert!(lines.iter().any(|l| l["type"] == "model_request" && l["purpose"] == "summary"));
+    // The summary call counts toward the turn it was made for.
+    let third_end = lines.iter().find(|l| l["type"] == "turn_end" && l["turn"] == 3).expect("turn 3 ended");
+    assert_eq!(third_end["usage"]["input_tokens"], 20, "{third_end}");
 
     // Resumed: the summary is reused, not written again.
     run(&home, home.path(), &server, &["--continue", "-c", "# fourth question"]);

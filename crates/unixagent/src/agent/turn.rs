@@ -261,6 +261,12 @@ impl Turn {
     }
 
     /// Tokens used by this turn's calls, as the API reported them.
+    /// Counts a call made on the turn's behalf outside its conversation
+    /// (a summary) toward its usage.
+    pub fn add_usage(&mut self, u: &Usage) {
+        self.usage.add(u);
+    }
+
     pub fn usage(&self) -> Usage {
         self.usage
     }

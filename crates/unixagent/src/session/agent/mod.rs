@@ -851,6 +851,10 @@ impl Session {
             Some(Ok(StreamEvent::Usage(u))) => {
                 s.usage = Some(u);
                 let _ = self.agent.budget.record(&u);
+                // The turn's totals (its footer, journal, cost) include it.
+                if let Some(turn) = self.agent.turn.as_mut() {
+                    turn.add_usage(&u);
+                }
                 return;
             }
             Some(Ok(_)) => return,
