@@ -257,7 +257,10 @@ fn sessions_are_listed_from_the_index_shown_exported_and_pruned() {
     std::fs::create_dir_all(&other).unwrap();
     assert!(run(&home, &other, &server, &["sessions", "list", "--json"]).stdout.is_empty());
     let all = run(&home, &other, &server, &["sessions", "list", "--all"]);
-    assert_eq!(String::from_utf8_lossy(&all.stdout).lines().count(), 2);
+    let all = String::from_utf8_lossy(&all.stdout).into_owned();
+    assert_eq!(all.lines().count(), 2, "{all}");
+    let here = home.path().display().to_string();
+    assert!(all.lines().all(|l| l.contains(&here) && l.contains("1 turn, 15 tokens, $0.0001, ended")), "{all}");
 
     let id = listed[0]["id"].as_str().unwrap();
     let shown = String::from_utf8_lossy(&run(&home, home.path(), &server, &["sessions", "show", &id[..20]]).stdout)

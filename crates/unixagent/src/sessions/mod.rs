@@ -58,9 +58,10 @@ fn table(sessions: &[&SessionSummary]) -> String {
         let first = s.first_instruction.as_deref().unwrap_or("");
         let first: String = first.chars().take(60).collect::<String>().replace('\n', " ");
         let dir = if s.cwd.is_empty() { "?" } else { s.cwd.as_str() };
+        let cost = if s.priced_turns > 0 { format!(", ${:.4}", dollars(s.cost_micros)) } else { String::new() };
         let _ = writeln!(
             out,
-            "{:>3}  {}  {}  {dir}  {} turn{}, {} tokens, {}  # {first}",
+            "{:>3}  {}  {}  {dir}  {} turn{}, {} tokens{cost}, {}  # {first}",
             i + 1,
             s.id,
             render::utc(s.started_ms),
