@@ -282,9 +282,12 @@ fn sessions_are_listed_from_the_index_shown_exported_and_pruned() {
     assert!(listed.iter().all(|s| s["cost_usd"] == 0.000105), "{listed:#?}");
     assert!(usage["input"].as_u64().unwrap() > 0 && usage["by_session"].as_array().unwrap().len() == 2);
 
-    // Pruning what is older than a second removes both.
-    std::thread::sleep(Duration::from_millis(1100));
-    let pruned = run(&home, home.path(), &server, &["sessions", "prune", "--older-than", "1s"]);
+    // Both were last active moments ago: a day's age keeps them, no age at
+    // all removes them.
+    let kept = run(&home, home.path(), &server, &["sessions", "prune", "--older-than", "1d"]);
+    assert!(String::from_utf8_lossy(&kept.stdout).contains("0 sessions removed"), "{kept:?}");
+    assert_eq!(session_dirs(&home).len(), 2);
+    let pruned = run(&home, home.path(), &server, &["sessions", "prune", "--older-than", "0s"]);
     assert!(String::from_utf8_lossy(&pruned.stdout).contains("2 sessions removed"), "{pruned:?}");
     assert!(session_dirs(&home).is_empty());
     assert!(run(&home, home.path(), &server, &["sessions", "list", "--json", "--all"]).stdout.is_empty());

@@ -16,6 +16,9 @@ use std::path::{Component, Path, PathBuf};
 use crate::proxy::Decision;
 use crate::rules::{PathRule, Rules};
 
+/// The line for a failure that names nothing the sandbox refused.
+pub const MAY_BE_THE_SANDBOX: &str = "this command ran in the kernel sandbox, which may have caused the failure (`unixagent sandbox status` says what it enforces)";
+
 /// Error messages the kernel's refusals turn into.
 const DENIED: &[&str] = &["permission denied", "read-only file system", "operation not permitted"];
 /// Error messages of a connection made around the proxy.
@@ -73,7 +76,7 @@ pub fn explain(rules: &Rules, cwd: &Path, output: &str, decisions: &[Decision], 
         push(&mut out, line);
     }
     if out.is_empty() && (failed || denial_seen) {
-        out.push("this command ran in the kernel sandbox, which may have caused the failure (`unixagent sandbox status` says what it enforces)".into());
+        out.push(MAY_BE_THE_SANDBOX.into());
     }
     out
 }

@@ -128,7 +128,8 @@ impl SessionDir {
     }
 }
 
-pub(crate) fn read_meta(path: &Path) -> Result<SessionMeta, StoreError> {
+/// Reads a session's `meta.json`.
+pub fn read_meta(path: &Path) -> Result<SessionMeta, StoreError> {
     let bytes = fs::read(path).map_err(|source| StoreError::Read { path: path.to_owned(), source })?;
     serde_json::from_slice(&bytes).map_err(|source| StoreError::Meta { path: path.to_owned(), source })
 }

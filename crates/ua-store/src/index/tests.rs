@@ -2,8 +2,6 @@
 //! concurrent writers.
 
 use std::os::unix::fs::PermissionsExt;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use ua_protocol::event::Usage;
 use ua_protocol::journal::{JournalEntry, TurnEndReason};
@@ -315,25 +313,26 @@ fn concurrent_appends_survive_concurrent_compaction() {
     const SESSIONS: usize = 60;
     const TURNS: u32 = 5;
     let tmp = tempfile::tempdir().unwrap();
-    let done = Arc::new(AtomicBool::new(false));
+    // Each writer says when it has finished a session; the compactor
+    // compacts once per batch of those, while the writers go on appending.
+    let (finished, sessions_done) = std::sync::mpsc::channel::<()>();
     let compactor = {
-        let (dir, done) = (tmp.path().to_owned(), Arc::clone(&done));
+        let dir = tmp.path().to_owned();
         std::thread::spawn(move || {
             let index = Index::open(&dir).unwrap();
             let mut runs = 0;
-            while !done.load(Ordering::Relaxed) {
+            // Ends when every writer has finished and dropped its sender.
+            while sessions_done.recv().is_ok() {
+                while sessions_done.try_recv().is_ok() {}
                 index.compact().unwrap();
                 runs += 1;
-                // Back to back, exclusive locks would starve the appenders
-                // past their wait; real compactions are far apart.
-                std::thread::sleep(Duration::from_millis(2));
             }
             runs
         })
     };
     let writers: Vec<_> = (0..WRITERS)
         .map(|w| {
-            let dir = tmp.path().to_owned();
+            let (dir, finished) = (tmp.path().to_owned(), finished.clone());
             std::thread::spawn(move || {
                 let index = Index::open(&dir).unwrap();
                 for s in 0..SESSIONS {
@@ -343,14 +342,15 @@ fn concurrent_appends_survive_concurrent_compaction() {
                         index.append(&turn(&id, 2, t)).unwrap();
                     }
                     index.append(&end(&id, 3)).unwrap();
+                    finished.send(()).unwrap();
                 }
             })
         })
         .collect();
+    drop(finished);
     for w in writers {
         w.join().unwrap();
     }
-    done.store(true, Ordering::Relaxed);
     let runs = compactor.join().unwrap();
     assert!(runs > 0);
     let index = Index::open(tmp.path()).unwrap();

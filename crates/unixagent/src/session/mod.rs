@@ -13,7 +13,6 @@
 //! unixagent's bookkeeping.
 
 use std::ffi::OsString;
-use std::io::Write as _;
 use std::os::fd::{AsFd, OwnedFd};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -163,20 +162,20 @@ async fn run_async(opts: Options, batch: Option<BatchOptions>) -> anyhow::Result
     }
     let (cols, rows) = terminal::size();
     let trace = crate::trace::TraceContext::inherited();
-    let (session_dir, journal, resumed) = match &opts.resume {
+    let (session_dir, journal, index, resumed) = match &opts.resume {
         Some(resume) => {
-            let (d, j, r) = open_resumed(&resume.dir)?;
+            let (d, j, index, r) = open_resumed(&resume.dir)?;
             if batch.as_ref().is_none_or(|b| b.plain.is_some()) {
                 for line in resume_lines(&r, d.id()) {
                     eprintln!("{}", dim(&format!("unixagent: {line}"), colour));
                 }
             }
-            (Some(d), Some(j), Some(r))
+            (Some(d), Some(j), index, Some(r))
         }
-        None => {
-            let (d, j) = open_journal(&opts.shell, &trace);
-            (d, j, None)
-        }
+        None => match open_journal(&opts.shell, &trace) {
+            Some((d, j, index)) => (Some(d), Some(j), index, None),
+            None => (None, None, None, None),
+        },
     };
     let id = session_dir.as_ref().map_or_else(session_id, |d| d.id().to_string());
     let mut env = vec![
@@ -278,12 +277,7 @@ async fn run_async(opts: Options, batch: Option<BatchOptions>) -> anyhow::Result
         batch_rx: None,
     };
     s.agent.journal = journal;
-    s.agent.index = session_dir.as_ref().and_then(|d| {
-        let data = d.path().parent()?.parent()?;
-        let index = ua_store::index::Index::open(data).ok()?;
-        let parent = d.meta().ok().and_then(|m| m.parent);
-        Some((index, ua_store::index::RecordFeed::new(d.id(), parent)))
-    });
+    s.agent.index = index;
     s.agent.sandbox = watch;
     s.agent.blocked = blocked;
     if let Some(opts) = batch {
@@ -356,11 +350,8 @@ fn refuse_to_start(why: &str, batch: Option<&BatchOptions>) -> i32 {
                 commands: 0,
             },
         ];
-        let mut out = std::io::stdout().lock();
         for e in events {
-            if let Ok(line) = serde_json::to_string(&e) {
-                let _ = writeln!(out, "{line}");
-            }
+            let _ = terminal::out(e.to_line().as_bytes());
         }
     }
     crate::sandbox::REFUSED
@@ -384,12 +375,16 @@ fn dim(text: &str, colour: bool) -> String {
     if colour { format!("\x1b[2m{text}\x1b[0m") } else { text.to_string() }
 }
 
-/// The session's directory and journal. Without them unixagent still
-/// works; it says once why there is no journal.
+/// The session index and what a session adds to it.
+type Indexing = (ua_store::index::Index, ua_store::index::RecordFeed);
+
+/// The session's directory, journal and index. Without them unixagent
+/// still works; it says once why there is no journal. (Without the index,
+/// the session is only missing from `sessions list` until a reindex.)
 fn open_journal(
     shell: &std::path::Path,
     trace: &crate::trace::TraceContext,
-) -> (Option<ua_store::session::SessionDir>, Option<ua_store::journal::Journal>) {
+) -> Option<(ua_store::session::SessionDir, ua_store::journal::Journal, Option<Indexing>)> {
     let opened = (|| {
         let data = ua_store::session::data_dir()?;
         let meta = ua_store::session::SessionMeta {
@@ -406,17 +401,14 @@ fn open_journal(
             trace_id: Some(trace.trace_id.clone()),
             trace_parent: trace.parent.clone(),
         };
+        let parent = meta.parent.clone();
         let dir = ua_store::session::SessionDir::create(&data, meta)?;
         let journal = ua_store::journal::Journal::open(dir.journal_path(), ua_store::journal::SyncPolicy::default())?;
-        Ok::<_, ua_store::StoreError>((dir, journal))
+        let index = ua_store::index::Index::open(&data).ok();
+        let indexing = index.map(|i| (i, ua_store::index::RecordFeed::new(dir.id(), parent)));
+        Ok::<_, ua_store::StoreError>((dir, journal, indexing))
     })();
-    match opened {
-        Ok((dir, journal)) => (Some(dir), Some(journal)),
-        Err(e) => {
-            eprintln!("unixagent: no session journal this time: {e}");
-            (None, None)
-        }
-    }
+    opened.map_err(|e| eprintln!("unixagent: no session journal this time: {e}")).ok()
 }
 
 /// What the person is told when a session continues: which one, what
@@ -441,12 +433,16 @@ fn resume_lines(r: &ua_store::resume::Resumed, id: &str) -> Vec<String> {
 /// journal (from the last checkpoint), and the journal opened to append.
 fn open_resumed(
     dir: &std::path::Path,
-) -> anyhow::Result<(ua_store::session::SessionDir, ua_store::journal::Journal, ua_store::resume::Resumed)> {
+) -> anyhow::Result<(
+    ua_store::session::SessionDir,
+    ua_store::journal::Journal,
+    Option<Indexing>,
+    ua_store::resume::Resumed,
+)> {
     let session = ua_store::session::SessionDir::open(dir).context("reading the session to continue")?;
     // In the index first: from here on a prune sees it running.
-    if let Some(data) = dir.parent().and_then(std::path::Path::parent)
-        && let Ok(index) = ua_store::index::Index::open(data)
-    {
+    let index = dir.parent().and_then(std::path::Path::parent).and_then(|data| ua_store::index::Index::open(data).ok());
+    if let Some(index) = &index {
         let _ = index.append(&ua_store::index::Record::Resumed {
             id: session.id().to_string(),
             ts: ua_store::session::now_ms(),
@@ -457,7 +453,8 @@ fn open_resumed(
         .with_context(|| format!("reading the journal of session {} to continue it", session.id()))?;
     let journal = ua_store::journal::Journal::open(session.journal_path(), ua_store::journal::SyncPolicy::default())
         .with_context(|| format!("opening the journal of session {} to continue it", session.id()))?;
-    Ok((session, journal, resumed))
+    let indexing = index.map(|i| (i, ua_store::index::RecordFeed::new(session.id(), resumed.meta.parent.clone())));
+    Ok((session, journal, indexing, resumed))
 }
 
 /// A session id unique enough for one machine: start time and pid.

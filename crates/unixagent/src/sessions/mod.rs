@@ -324,7 +324,8 @@ pub fn to_resume(continue_: bool, any: bool, resume: Option<&str>) -> Result<Opt
     // A session the index does not know yet (its start record lost or not
     // written yet): its own process may still run it.
     let state = summaries.get(&id).map(|s| s.state).or_else(|| {
-        let meta = SessionDir::open(data.join("sessions").join(&id)).ok()?.meta().ok()?;
+        let meta =
+            ua_store::session::read_meta(&data.join("sessions").join(&id).join(ua_store::session::META_FILE)).ok()?;
         ua_store::index::process_alive(meta.pid).then_some(SessionState::Running { pid: meta.pid })
     });
     if let Some(SessionState::Running { pid }) = state {

@@ -146,16 +146,23 @@ fn one_line(s: &str) -> String {
     s.replace('\n', " ⏎ ")
 }
 
-/// At most [`OUTPUT_LINES`] lines: the first and last halves.
+/// At most [`OUTPUT_LINES`] lines of command output.
 fn cut(output: &str) -> String {
-    let lines: Vec<&str> = output.trim_end().lines().collect();
-    if lines.len() <= OUTPUT_LINES {
+    elide_lines(output, OUTPUT_LINES)
+}
+
+/// `text` with at most `max` lines: the first and last halves, and a line
+/// saying how many were left out between them.
+pub fn elide_lines(text: &str, max: usize) -> String {
+    let lines: Vec<&str> = text.trim_end().lines().collect();
+    if lines.len() <= max {
         return lines.join("\n");
     }
-    let half = OUTPUT_LINES / 2;
-    let mut v: Vec<String> = lines[..half].iter().map(|s| s.to_string()).collect();
-    v.push(format!("… {} lines …", lines.len() - OUTPUT_LINES));
-    v.extend(lines[lines.len() - half..].iter().map(|s| s.to_string()));
+    let half = max / 2;
+    let mut v: Vec<&str> = lines[..half].to_vec();
+    let gap = format!("… {} lines …", lines.len() - 2 * half);
+    v.push(&gap);
+    v.extend_from_slice(&lines[lines.len() - half..]);
     v.join("\n")
 }
 

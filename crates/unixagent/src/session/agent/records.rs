@@ -10,12 +10,8 @@ impl Session {
     pub(in crate::session) fn journal(&mut self, entry: JournalEntry) {
         let Some(j) = self.agent.journal.as_mut() else { return };
         let ts = ua_store::session::now_ms();
-        if let Err(e) = j.append_at(&entry, ts)
-            && !self.agent.journal_failed
-        {
-            self.agent.journal_failed = true;
-            let msg = format!("unixagent: the session journal could not be written ({e}); carrying on without it.");
-            self.notice(msg);
+        if let Err(e) = j.append_at(&entry, ts) {
+            self.journal_write_failed(&e);
         }
         let Some((index, feed)) = self.agent.index.as_mut() else { return };
         let Some(record) = feed.feed(ts, &entry) else { return };
@@ -33,12 +29,14 @@ impl Session {
         let Some(j) = self.agent.journal.as_mut() else { return };
         match j.checkpoint() {
             Ok(_) | Err(ua_store::StoreError::Checkpoint { .. }) => {}
-            Err(e) if !self.agent.journal_failed => {
-                self.agent.journal_failed = true;
-                let msg = format!("unixagent: the session journal could not be written ({e}); carrying on without it.");
-                self.notice(msg);
-            }
-            Err(_) => {}
+            Err(e) => self.journal_write_failed(&e),
+        }
+    }
+
+    /// Says once that the journal cannot be written; the session goes on.
+    fn journal_write_failed(&mut self, e: &ua_store::StoreError) {
+        if !std::mem::replace(&mut self.agent.journal_failed, true) {
+            self.notice(format!("unixagent: the session journal could not be written ({e}); carrying on without it."));
         }
     }
 

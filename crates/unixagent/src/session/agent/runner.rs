@@ -274,6 +274,9 @@ impl Session {
     /// Adds to a command's output what the sandbox may have refused it,
     /// and shows the person the refusals it can name.
     fn explain_sandbox(&mut self, output: &mut String, code: i32) {
+        if self.agent.sandbox.is_none() {
+            return;
+        }
         let cwd = self.cwd();
         let Some(w) = self.agent.sandbox.as_mut() else { return };
         let decisions = w.decisions();
@@ -300,7 +303,7 @@ impl Session {
         for line in &lines {
             output.push_str(&format!("\n[sandbox: {line}]"));
         }
-        let named: Vec<&String> = lines.iter().filter(|l| !l.starts_with("this command ran in")).collect();
+        let named: Vec<&String> = lines.iter().filter(|l| *l != ua_sandbox::explain::MAY_BE_THE_SANDBOX).collect();
         if !named.is_empty() {
             let text = named.iter().map(|l| format!("sandbox: {l}")).collect::<Vec<_>>().join("\r\n");
             self.notice(text);
