@@ -263,8 +263,11 @@ fn sessions_are_listed_from_the_index_shown_exported_and_pruned() {
     assert!(all.lines().all(|l| l.contains(&here) && l.contains("1 turn, 15 tokens, $0.0001, ended")), "{all}");
 
     let id = listed[0]["id"].as_str().unwrap();
-    let shown = String::from_utf8_lossy(&run(&home, home.path(), &server, &["sessions", "show", &id[..20]]).stdout)
-        .into_owned();
+    // A prefix: all but the end of the random part (both sessions may
+    // have started in the same millisecond).
+    let prefix = &id[..id.len() - 3];
+    let shown =
+        String::from_utf8_lossy(&run(&home, home.path(), &server, &["sessions", "show", prefix]).stdout).into_owned();
     assert!(shown.contains("# ") && shown.contains("turn ended: answered"), "{shown}");
     let md = run(&home, home.path(), &server, &["sessions", "export", id, "--format", "md"]);
     assert!(String::from_utf8_lossy(&md.stdout).starts_with(&format!("# Session {id}")));
