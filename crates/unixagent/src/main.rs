@@ -145,6 +145,9 @@ fn run(cli: cli::Cli, login_by_name: bool) -> anyhow::Result<i32> {
     };
     let session = |integration: bool, shell_debug: bool, oneshot, batch| {
         sessions::prune_retained(cfg.journal.retain_days);
+        for w in agent::gate::policy_warnings(&agent.policy_layers) {
+            eprintln!("unixagent: {w}");
+        }
         session_options(integration, shell_debug, oneshot, batch)
     };
     let approval_timeout = Duration::from_secs(cfg.batch.approval_timeout_secs.max(1));

@@ -50,6 +50,10 @@ pub fn check() -> i32 {
     match config().and_then(|cfg| explain::check(&cfg).map_err(|e| e.to_string())) {
         Ok(report) => {
             print!("{}", report.render());
+            let layers = crate::agent::gate::layers(None).unwrap_or_default();
+            for w in crate::agent::gate::policy_warnings(&layers) {
+                println!("warning: {w}");
+            }
             0
         }
         Err(e) => {

@@ -251,6 +251,19 @@ pub fn layers(own: Option<&std::path::Path>) -> Result<Vec<std::path::PathBuf>, 
     Ok(layers)
 }
 
+/// Warnings about the policy.toml files in force (the user's and each
+/// narrowing layer): sections unixagent accepts but does not act on. Read
+/// without compiling anything, so a session can say so as it starts.
+pub fn policy_warnings(layers: &[std::path::PathBuf]) -> Vec<String> {
+    let env = |k: &str| std::env::var(k).ok();
+    let own = ua_policy::gate::PolicyConfig::from_env(&env).ok().map(|c| c.config_dir.join("policy.toml"));
+    own.iter()
+        .chain(layers.iter().filter(|p| p.extension().is_some_and(|e| e == "toml")))
+        .filter_map(|p| std::fs::read_to_string(p).ok().map(|text| (p, text)))
+        .flat_map(|(p, text)| ua_policy::policy_toml::unused_sections(p, &text))
+        .collect()
+}
+
 /// The grant `A` adds: the program the command runs, with any arguments,
 /// when the command is one simple program.
 pub fn grant_program(command: &str) -> Option<Grant> {

@@ -237,11 +237,9 @@ pub fn usage(as_json: bool, since: Option<&str>) -> Result<i32, String> {
     };
     let _ = writeln!(
         out,
-        "{} turn{}, {} command{}: {} tokens in, {} out, {}",
-        report.turns,
-        if report.turns == 1 { "" } else { "s" },
-        report.commands,
-        if report.commands == 1 { "" } else { "s" },
+        "{}, {}: {} tokens in, {} out, {}",
+        counted(report.turns, "turn"),
+        counted(report.commands, "command"),
         input(&report.total),
         report.total.output_tokens,
         cost(report.cost_micros, report.priced_turns, report.turns),
@@ -255,12 +253,12 @@ pub fn usage(as_json: bool, since: Option<&str>) -> Result<i32, String> {
             let t = d.date();
             let _ = writeln!(
                 out,
-                "  {:04}-{:02}-{:02}  {:>4} turns  {:>5} commands  {:>10} in  {:>9} out  {}",
+                "  {:04}-{:02}-{:02}  {:>10}  {:>14}  {:>10} in  {:>9} out  {}",
                 t.year,
                 t.month,
                 t.day,
-                d.turns,
-                d.commands,
+                counted(d.turns, "turn"),
+                counted(d.commands, "command"),
                 input(&d.usage),
                 d.usage.output_tokens,
                 cost(d.cost_micros, u64::from(d.priced_turns), u64::from(d.turns)),
@@ -272,10 +270,10 @@ pub fn usage(as_json: bool, since: Option<&str>) -> Result<i32, String> {
         for s in &report.by_session {
             let _ = writeln!(
                 out,
-                "  {}  {:>4} turns  {:>5} commands  {:>10} in  {:>9} out  {}  {}",
+                "  {}  {:>10}  {:>14}  {:>10} in  {:>9} out  {}  {}",
                 s.id,
-                s.turns,
-                s.commands,
+                counted(s.turns, "turn"),
+                counted(s.commands, "command"),
                 input(&s.usage),
                 s.usage.output_tokens,
                 cost(s.cost_micros, u64::from(s.priced_turns), u64::from(s.turns)),
@@ -284,6 +282,12 @@ pub fn usage(as_json: bool, since: Option<&str>) -> Result<i32, String> {
         }
     }
     Ok(0)
+}
+
+/// `1 turn`, `2 turns`.
+fn counted(n: impl Into<u64>, noun: &str) -> String {
+    let n = n.into();
+    format!("{n} {noun}{}", if n == 1 { "" } else { "s" })
 }
 
 /// Millionths of a dollar as dollars.

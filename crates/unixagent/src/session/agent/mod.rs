@@ -277,7 +277,7 @@ impl AgentSide {
         width: u16,
     ) -> Self {
         let view = if oneshot.is_some() { View::Hidden } else { View::Shell };
-        let opts_limit = opts.backend.section().ok().and_then(|s| s.max_tokens_per_session);
+        let opts_limit = opts.backend.session_limit();
         Self {
             opts,
             can_ask: stdin_tty,
