@@ -38,6 +38,7 @@ use crate::{shell, terminal};
 
 mod agent;
 mod batch;
+mod outbox;
 mod record;
 mod startup;
 
@@ -271,13 +272,20 @@ async fn run_async(opts: Options, batch: Option<BatchOptions>) -> anyhow::Result
         colour,
         events_at: Vec::new(),
         recorder: record::Recorder::new(),
-        agent: agent::AgentSide::new(opts.agent, opts.oneshot, colour && out_tty, out_tty, stdin_tty, cols),
+        agent: agent::AgentSide::new(
+            opts.agent,
+            opts.oneshot,
+            colour && out_tty,
+            out_tty,
+            stdin_tty,
+            cols,
+            agent::Records::new(id.clone(), journal, index),
+        ),
+        out: outbox::Outbox::default(),
         exit_now: None,
         batch: None,
         batch_rx: None,
     };
-    s.agent.journal = journal;
-    s.agent.index = index;
     s.agent.sandbox = watch;
     s.agent.blocked = blocked;
     if let Some(opts) = batch {
@@ -287,7 +295,6 @@ async fn run_async(opts: Options, batch: Option<BatchOptions>) -> anyhow::Result
         s.agent.set_batch();
         s.set_can_ask(s.batch.as_ref().is_some_and(|b| b.can_ask()));
     }
-    s.agent.session_id = id.clone();
     let cwd = std::env::current_dir().map(|d| d.display().to_string()).unwrap_or_default();
     // Journaled (and so in the index) before anyone is told the id: a
     // program that reads it and looks the session up finds it running.
@@ -305,7 +312,7 @@ async fn run_async(opts: Options, batch: Option<BatchOptions>) -> anyhow::Result
         s.emit(ua_protocol::agent::AgentEvent::Session {
             v: ua_protocol::agent::SCHEMA_VERSION,
             id,
-            journal: s.agent.journal.as_ref().map(|j| j.path().display().to_string()),
+            journal: s.agent.records.journal_path().map(|p| p.display().to_string()),
             shell: opts.shell.display().to_string(),
             cwd: cwd.clone(),
         });
@@ -518,6 +525,8 @@ struct Session {
     events_at: Vec<(usize, ShellEvent)>,
     recorder: record::Recorder,
     agent: agent::AgentSide,
+    /// What the parts asked for and the loop has not carried out yet.
+    out: outbox::Outbox,
     /// Set when the session should end now with this status (a one-shot
     /// instruction is done).
     exit_now: Option<i32>,

@@ -26,7 +26,7 @@ impl Session {
         let request = PolicyRequest {
             command: p.command.clone(),
             cwd: self.agent.snapshot.cwd.clone(),
-            session: self.agent.session_id.clone(),
+            session: self.agent.records.session_id().to_string(),
             depth: 0,
             human_attached: self.agent.can_ask,
             instruction: self.agent.instruction.clone(),

@@ -23,6 +23,8 @@ mod records;
 mod runner;
 mod summary;
 
+pub(super) use records::Records;
+
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -192,21 +194,10 @@ pub(super) struct AgentSide {
     pub(super) gating: Option<tokio::task::JoinHandle<GateDone>>,
     /// The last decision, for the audit log.
     gated: Option<Gated>,
-    audit_seq: u64,
-    audit_id: Option<String>,
-    audit_failed: bool,
-    /// The session's id (for audit records and the policy's requests).
-    pub(super) session_id: String,
     /// The current instruction (hooks and the judge see it).
     instruction: Option<String>,
     /// The shell's state when the current instruction was given.
     snapshot: ContextSnapshot,
-    /// The session journal; `None` when it could not be opened.
-    pub(super) journal: Option<Journal>,
-    /// A journal write failed and the user has been told once.
-    journal_failed: bool,
-    /// Messages of the conversation already in the journal.
-    journaled: usize,
     turn_no: u32,
     call_no: u32,
     /// The backend's limits as its errors revealed them, and the retry of
@@ -224,11 +215,8 @@ pub(super) struct AgentSide {
     summary: Option<summary::Summarising>,
     /// A summary was tried this turn (it is not tried twice).
     summary_tried: bool,
-    /// The session index and what this session adds to it, as the journal
-    /// gets the entries that matter (start, turns, end).
-    pub(super) index: Option<(ua_store::index::Index, ua_store::index::RecordFeed)>,
-    /// An index update failed and the user has been told once.
-    index_failed: bool,
+    /// The journal, the index and the audit log.
+    pub(super) records: Records,
     /// The shell runs in the kernel sandbox: its rules and the proxy's
     /// decisions, to say when a command ran into them.
     pub(super) sandbox: Option<SandboxWatch>,
@@ -275,6 +263,7 @@ impl AgentSide {
         out_tty: bool,
         stdin_tty: bool,
         width: u16,
+        records: Records,
     ) -> Self {
         let view = if oneshot.is_some() { View::Hidden } else { View::Shell };
         let opts_limit = opts.backend.session_limit();
@@ -319,15 +308,8 @@ impl AgentSide {
             policy_loader: None,
             gating: None,
             gated: None,
-            audit_seq: 0,
-            audit_id: None,
-            audit_failed: false,
-            session_id: String::new(),
             instruction: None,
             snapshot: ContextSnapshot::default(),
-            journal: None,
-            journal_failed: false,
-            journaled: 0,
             turn_no: 0,
             call_no: 0,
             limits: CallLimits::default(),
@@ -337,8 +319,7 @@ impl AgentSide {
             budget: SessionBudget::new(opts_limit),
             sandbox: None,
             blocked: None,
-            index: None,
-            index_failed: false,
+            records,
             turn_start: 0,
             summary: None,
             summary_tried: false,
@@ -452,6 +433,15 @@ impl Session {
         }
         let out = self.agent.render.event(&event);
         self.show(&out);
+    }
+
+    /// Carries out what the parts asked for, in order.
+    fn flush_out(&mut self) {
+        while let Some(out) = self.out.pop() {
+            match out {
+                crate::session::outbox::Out::Event(e) => self.emit(e),
+            }
+        }
     }
 
     /// A short line for the person (a notice event).
@@ -676,8 +666,7 @@ impl Session {
                 return;
             }
         };
-        let appended = history[self.agent.journaled.min(history.len())..].to_vec();
-        self.agent.journaled = history.len();
+        let appended = self.agent.records.appended(history);
         self.agent.call_no += 1;
         let first_call = self.agent.turn_no == 1 && self.agent.call_no == 1;
         self.journal(JournalEntry::ModelRequest {

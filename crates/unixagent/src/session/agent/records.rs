@@ -1,43 +1,166 @@
 //! What the agent side writes down: the session journal (every event,
-//! enough to rebuild any model call) and the audit log (every decision,
-//! with who made it and what came of it).
+//! enough to rebuild any model call), the session index fed from it, and
+//! the audit log (every decision, with who made it and what came of it).
+//!
+//! [`Records`] owns all three writers and their "failed once" flags. A
+//! write that fails is reported once, as a notice in the outbox, and the
+//! session goes on without losing anything else.
 
 use super::*;
+use crate::session::Indexing;
+use crate::session::outbox::Outbox;
 
-impl Session {
-    /// Appends to the session journal. A failure is reported once and the
-    /// session goes on without losing anything else.
-    pub(in crate::session) fn journal(&mut self, entry: JournalEntry) {
-        let Some(j) = self.agent.journal.as_mut() else { return };
+/// The journal, the index and the audit log of one session.
+#[derive(Debug)]
+pub(in crate::session) struct Records {
+    /// The session's id (for audit records and the policy's requests).
+    session_id: String,
+    /// The session journal; `None` when it could not be opened.
+    journal: Option<Journal>,
+    /// A journal write failed and the user has been told once.
+    journal_failed: bool,
+    /// Messages of the conversation already in the journal.
+    journaled: usize,
+    /// The session index and what this session adds to it, as the journal
+    /// gets the entries that matter (start, turns, end).
+    index: Option<Indexing>,
+    /// An index update failed and the user has been told once.
+    index_failed: bool,
+    audit_seq: u64,
+    /// The audit id of the current command's records.
+    audit_id: Option<String>,
+    audit_failed: bool,
+}
+
+impl Records {
+    pub(in crate::session) fn new(session_id: String, journal: Option<Journal>, index: Option<Indexing>) -> Self {
+        Self {
+            session_id,
+            journal,
+            journal_failed: false,
+            journaled: 0,
+            index,
+            index_failed: false,
+            audit_seq: 0,
+            audit_id: None,
+            audit_failed: false,
+        }
+    }
+
+    pub(in crate::session) fn session_id(&self) -> &str {
+        &self.session_id
+    }
+
+    /// The journal's path, when there is one.
+    pub(in crate::session) fn journal_path(&self) -> Option<&std::path::Path> {
+        self.journal.as_ref().map(Journal::path)
+    }
+
+    /// Appends to the session journal, and to the index what it takes
+    /// from the entry.
+    pub(in crate::session) fn record(&mut self, entry: JournalEntry, out: &mut Outbox) {
+        let Some(j) = self.journal.as_mut() else { return };
         let ts = ua_store::session::now_ms();
         if let Err(e) = j.append_at(&entry, ts) {
-            self.journal_write_failed(&e);
+            self.journal_write_failed(&e, out);
         }
-        let Some((index, feed)) = self.agent.index.as_mut() else { return };
+        let Some((index, feed)) = self.index.as_mut() else { return };
         let Some(record) = feed.feed(ts, &entry) else { return };
         if let Err(e) = index.append(&record)
-            && !std::mem::replace(&mut self.agent.index_failed, true)
+            && !std::mem::replace(&mut self.index_failed, true)
         {
-            self.notice(format!("unixagent: {e}"));
+            out.notice(format!("unixagent: {e}"));
         }
     }
 
     /// Marks a turn boundary in the journal, so a resume reads from here
     /// rather than from the start. A side file that could not be written
     /// only makes the next resume look for the line; that is not news.
-    pub(in crate::session) fn journal_checkpoint(&mut self) {
-        let Some(j) = self.agent.journal.as_mut() else { return };
+    pub(in crate::session) fn checkpoint(&mut self, out: &mut Outbox) {
+        let Some(j) = self.journal.as_mut() else { return };
         match j.checkpoint() {
             Ok(_) | Err(ua_store::StoreError::Checkpoint { .. }) => {}
-            Err(e) => self.journal_write_failed(&e),
+            Err(e) => self.journal_write_failed(&e, out),
         }
     }
 
     /// Says once that the journal cannot be written; the session goes on.
-    fn journal_write_failed(&mut self, e: &ua_store::StoreError) {
-        if !std::mem::replace(&mut self.agent.journal_failed, true) {
-            self.notice(format!("unixagent: the session journal could not be written ({e}); carrying on without it."));
+    fn journal_write_failed(&mut self, e: &ua_store::StoreError, out: &mut Outbox) {
+        if !std::mem::replace(&mut self.journal_failed, true) {
+            out.notice(format!("unixagent: the session journal could not be written ({e}); carrying on without it."));
         }
+    }
+
+    /// The messages of `history` not in the journal yet, which a model
+    /// request now carries there.
+    pub(in crate::session) fn appended(&mut self, history: &[Message]) -> Vec<Message> {
+        let appended = history[self.journaled.min(history.len())..].to_vec();
+        self.journaled = history.len();
+        appended
+    }
+
+    /// The model's answer, once the turn has added it after what the
+    /// journal holds.
+    pub(in crate::session) fn answer(&mut self, history: &[Message]) -> Option<Message> {
+        let message = history.get(self.journaled).filter(|m| m.role == Role::Assistant).cloned()?;
+        self.journaled += 1;
+        Some(message)
+    }
+
+    /// The first `upto` messages were replaced by one summary.
+    pub(in crate::session) fn summarised(&mut self, upto: usize) {
+        self.journaled = self.journaled.saturating_sub(upto) + 1;
+    }
+
+    /// A continued session: the journal already holds this many messages.
+    pub(in crate::session) fn set_journaled(&mut self, journaled: usize) {
+        self.journaled = journaled;
+    }
+
+    /// A new audit id, for the records of a new decision.
+    pub(in crate::session) fn new_audit_id(&mut self) -> String {
+        let id = self.next_audit_id();
+        self.audit_id = Some(id.clone());
+        id
+    }
+
+    /// The current command's audit id (a new one if it has none).
+    pub(in crate::session) fn audit_id(&mut self) -> String {
+        self.audit_id.clone().unwrap_or_else(|| self.next_audit_id())
+    }
+
+    fn next_audit_id(&mut self) -> String {
+        self.audit_seq += 1;
+        format!("{}-{}", self.session_id, self.audit_seq)
+    }
+
+    /// Appends to the audit log the policy keeps (none until it loads).
+    pub(in crate::session) fn audit(
+        &mut self,
+        policy: Option<&Policy>,
+        record: &ua_policy::audit::Record,
+        out: &mut Outbox,
+    ) {
+        let Some(policy) = policy else { return };
+        if let Err(e) = policy.audit(record)
+            && !self.audit_failed
+        {
+            self.audit_failed = true;
+            out.notice(format!("unixagent: {e}"));
+        }
+    }
+}
+
+impl Session {
+    /// Appends to the session journal through [`Records`].
+    pub(in crate::session) fn journal(&mut self, entry: JournalEntry) {
+        self.agent.records.record(entry, &mut self.out);
+        self.flush_out();
+    }
+
+    pub(in crate::session) fn journal_checkpoint(&mut self) {
+        self.agent.records.checkpoint(&mut self.out);
+        self.flush_out();
     }
 
     pub(super) fn journal_decision(
@@ -62,11 +185,7 @@ impl Session {
     /// Journals the model's answer once the turn has added it.
     pub(super) fn journal_response(&mut self) {
         let Some(turn) = self.agent.turn.as_ref() else { return };
-        let Some(message) = turn.messages().get(self.agent.journaled).filter(|m| m.role == Role::Assistant).cloned()
-        else {
-            return;
-        };
-        self.agent.journaled += 1;
+        let Some(message) = self.agent.records.answer(turn.messages()) else { return };
         self.journal(JournalEntry::ModelResponse {
             turn: self.agent.turn_no,
             call: self.agent.call_no,
@@ -78,26 +197,16 @@ impl Session {
     }
 
     pub(super) fn audit(&mut self, record: ua_policy::audit::Record) {
-        let Some(policy) = self.agent.policy.clone() else { return };
-        if let Err(e) = policy.audit(&record)
-            && !self.agent.audit_failed
-        {
-            self.agent.audit_failed = true;
-            self.notice(format!("unixagent: {e}"));
-        }
-    }
-
-    pub(super) fn next_audit_id(&mut self) -> String {
-        self.agent.audit_seq += 1;
-        format!("{}-{}", self.agent.session_id, self.agent.audit_seq)
+        let policy = self.agent.policy.clone();
+        self.agent.records.audit(policy.as_deref(), &record, &mut self.out);
+        self.flush_out();
     }
 
     /// The policy's own decision (allow, deny, or the question it asked).
     pub(super) fn audit_decision(&mut self) {
         let Some(g) = self.agent.gated.clone() else { return };
         let Some(d) = &g.decision else { return };
-        let id = self.next_audit_id();
-        self.agent.audit_id = Some(id.clone());
+        let id = self.agent.records.new_audit_id();
         self.audit(ua_policy::audit::Record::decision(id, &g.request, d));
     }
 
@@ -105,8 +214,7 @@ impl Session {
     pub(super) fn audit_human(&mut self, approved: bool) {
         let Some(g) = self.agent.gated.clone() else { return };
         let Some(d) = &g.decision else { return };
-        let id = self.next_audit_id();
-        self.agent.audit_id = Some(id.clone());
+        let id = self.agent.records.new_audit_id();
         self.audit(ua_policy::audit::Record::human(id, &g.request, d, approved));
     }
 
@@ -114,15 +222,13 @@ impl Session {
     pub(super) fn audit_outcome(&mut self, exit_code: i32, duration: Duration) {
         let Some(g) = self.agent.gated.clone() else { return };
         let Some(d) = &g.decision else { return };
-        let id = self.agent.audit_id.clone().unwrap_or_else(|| self.next_audit_id());
+        let id = self.agent.records.audit_id();
         self.audit(ua_policy::audit::Record::outcome(id, &g.request, d, Some(exit_code), duration));
         if let Some(policy) = &self.agent.policy {
             policy.post_exec(g.request.clone(), d.clone(), exit_code, duration);
         }
     }
-}
 
-impl Session {
     /// Carries on a session reopened with `--continue` or `--resume`: the
     /// journal says so, and the conversation, its journaled part and the
     /// turn count are where the journal left them.
@@ -142,7 +248,8 @@ impl Session {
         });
         self.journal_checkpoint();
         if self.json() {
-            for line in super::super::resume_lines(&r, &self.agent.session_id.clone()) {
+            let lines = super::super::resume_lines(&r, self.agent.records.session_id());
+            for line in lines {
                 self.notice(line);
             }
         }
@@ -151,7 +258,7 @@ impl Session {
             self.notice(format!("this session has used {used} of its {limit} tokens (max_tokens_per_session)"));
         }
         self.agent.history = r.conversation;
-        self.agent.journaled = r.journaled;
+        self.agent.records.set_journaled(r.journaled);
         self.agent.turn_no = r.next_turn.saturating_sub(1);
     }
 }

@@ -286,7 +286,7 @@ impl Session {
         if let Some(g) = self.agent.gated.clone()
             && let Some(d) = &g.decision
         {
-            let id = self.agent.audit_id.clone().unwrap_or_else(|| self.next_audit_id());
+            let id = self.agent.records.audit_id();
             for n in &decisions {
                 let target = format!("{}:{}", n.host, n.port);
                 let record = ua_policy::audit::Record::network(

@@ -178,7 +178,7 @@ impl Session {
         if let Some(turn) = self.agent.turn.as_mut() {
             turn.summarise(s.upto, ua_store::fold::summary_message(&text));
         }
-        self.agent.journaled = self.agent.journaled.saturating_sub(s.upto) + 1;
+        self.agent.records.summarised(s.upto);
         self.agent.turn_start = 1;
         self.call();
     }
