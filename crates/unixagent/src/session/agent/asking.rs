@@ -9,19 +9,15 @@ impl Session {
         let rule = self.decided_by();
         self.emit(events::command(p, v, GateDecision::Ask, rule));
         self.emit(events::approval(p, v));
-        self.agent.shown = Some((p.id.clone(), p.command.clone()));
-        self.agent.asked = Some(v.clone());
+        self.agent.asking.ask(p, v);
         if self.batch.is_some() {
-            self.agent.asking = Some(Question::new(v.strong));
             self.batch_asked();
-            return Vec::new();
         }
-        self.agent.asking = Some(Question::new(v.strong));
         Vec::new()
     }
 
     pub(super) fn answer(&mut self, answer: Answer) {
-        self.agent.asking = None;
+        self.agent.asking.close();
         let out = self.agent.render.hand_over();
         self.show(&out);
         if let Some(p) = self.agent.turn.as_ref().and_then(|t| t.current()).cloned() {
@@ -32,7 +28,7 @@ impl Session {
                 Answer::Deny(_) => DecisionOutcome::Denied,
                 Answer::Quit | Answer::Steer(_) => DecisionOutcome::Stopped,
             };
-            let risk = self.agent.asked.as_ref().map(|v| v.risk.clone()).unwrap_or_default();
+            let risk = self.agent.asking.risk();
             let approved = matches!(answer, Answer::Run);
             self.journal_decision(&p, outcome, "the user", "human", &risk);
             if !matches!(answer, Answer::Edit(_)) {
@@ -57,7 +53,7 @@ impl Session {
             self.send(bytes);
             return;
         }
-        if self.agent.asking.is_none() && self.agent.editing.is_none() {
+        if !self.agent.asking.open() && self.agent.editing.is_none() {
             if bytes.contains(&0x03) {
                 self.agent.typeahead.clear();
                 self.cancel_turn();
@@ -83,23 +79,21 @@ impl Session {
     }
 
     pub(super) fn agent_key(&mut self, key: Key) {
-        let Some(question) = self.agent.asking.as_mut() else {
+        if !self.agent.asking.open() {
             // Streaming or waiting: only Ctrl+C means something.
             if key == Key::Ctrl('c') {
                 self.cancel_turn();
             }
             return;
-        };
-        for step in question.key(key) {
+        }
+        for step in self.agent.asking.key(key).unwrap_or_default() {
             match step {
                 Step::Echo(text) => self.show(text),
                 Step::EchoChar(c) => self.show(&c.to_string()),
                 Step::Edit => {
                     self.edit_current();
-                    if self.agent.editing.is_none()
-                        && let Some(q) = self.agent.asking.as_mut()
-                    {
-                        q.reset();
+                    if self.agent.editing.is_none() {
+                        self.agent.asking.reset();
                     }
                 }
                 Step::Pause => self.pause(),
@@ -110,14 +104,16 @@ impl Session {
 
     /// The id of the proposal a question is waiting on, if any.
     pub(in crate::session) fn asking_id(&self) -> Option<String> {
-        self.agent.asking.as_ref()?;
+        if !self.agent.asking.open() {
+            return None;
+        }
         self.agent.turn.as_ref().and_then(|t| t.current()).map(|p| p.id.clone())
     }
 
     /// Answers the question on screen from outside the keyboard (batch
     /// mode's approvals).
     pub(in crate::session) fn answer_question(&mut self, answer: Answer) {
-        if self.agent.asking.is_some() {
+        if self.agent.asking.open() {
             self.answer(answer);
         }
     }
@@ -125,28 +121,11 @@ impl Session {
     /// The person's answer to the question ([`Question`]).
     pub(super) fn reply(&mut self, reply: Reply) {
         let current = self.agent.turn.as_ref().and_then(|t| t.current()).map(|p| p.command.clone());
-        match reply {
-            Reply::Run => {
-                self.agent.plan_approved |= self.agent.question_approves_plan;
-                self.answer(Answer::Run)
-            }
-            Reply::RunAndAllowCommand => {
-                if let Some(command) = current {
-                    self.agent.grants.add(Grant::exact(&command));
-                }
-                self.answer(Answer::Run)
-            }
-            Reply::RunAndAllowProgram => {
-                if let Some(command) = current {
-                    let grant = gate::grant_program(&command).unwrap_or_else(|| Grant::exact(&command));
-                    self.agent.grants.add(grant);
-                }
-                self.answer(Answer::Run)
-            }
-            Reply::Skip => self.answer(Answer::Skip),
-            Reply::Quit => self.answer(Answer::Quit),
-            Reply::Steer(text) => self.answer(Answer::Steer(text)),
+        let (answer, grant) = self.agent.asking.reply(reply, current.as_deref());
+        if let Some(grant) = grant {
+            self.agent.grants.add(grant);
         }
+        self.answer(answer);
     }
 
     /// Opens the proposal in `$VISUAL` / `$EDITOR` (like `git commit`).
@@ -169,33 +148,17 @@ impl Session {
             Some(Ok(_)) | None => self.answer(Answer::Skip),
             Some(Err(e)) => {
                 self.emit(AgentEvent::Error { message: e, kind: "editor".into() });
-                if let Some(q) = self.agent.asking.as_mut() {
-                    q.reset();
-                }
-                let again = self.agent.render.question(self.current_verdict().strong);
+                self.agent.asking.reset();
+                let again = self.agent.render.question(self.agent.asking.verdict().strong);
                 self.show(&again);
             }
         }
     }
 
-    pub(super) fn current_verdict(&self) -> Verdict {
-        self.agent.asked.clone().unwrap_or(Verdict {
-            outcome: Outcome::Ask,
-            risk: String::new(),
-            reason: String::new(),
-            note: None,
-            strong: false,
-            rewritten: None,
-        })
-    }
-
     /// Esc at a question: the shell comes back with the turn waiting. A
     /// lone `#` resumes it; `# text` steers it.
     pub(super) fn pause(&mut self) {
-        if let Some(q) = self.agent.asking.as_mut() {
-            q.reset();
-        }
-        self.agent.paused = true;
+        self.agent.asking.pause();
         let out = self.agent.render.hand_over();
         self.show(&out);
         self.notice("paused: the shell is yours; # alone resumes, # with text steers");
@@ -206,7 +169,7 @@ impl Session {
     }
 
     pub(super) fn resume(&mut self, text: &str) {
-        self.agent.paused = false;
+        self.agent.asking.resume();
         self.agent.view = View::Hidden;
         self.agent.render.set_line_start(true);
         if !text.trim().is_empty() {
@@ -214,8 +177,7 @@ impl Session {
             return;
         }
         let Some(p) = self.agent.turn.as_ref().and_then(|t| t.current()).cloned() else { return };
-        let v = self.current_verdict();
-        self.agent.asking = None;
+        let v = self.agent.asking.verdict();
         self.ask(&p, &v);
     }
 }

@@ -94,12 +94,12 @@ impl Session {
             .is_some_and(|d| matches!(d.decided_by, ua_policy::gate::DecidedBy::Grant { .. }));
         let situation = Situation {
             mode: self.agent.opts.confirm,
-            plan_approved: self.agent.plan_approved,
+            plan_approved: self.agent.asking.plan_approved(),
             granted,
             can_ask: self.agent.can_ask,
         };
         let step = confirm::step(&verdict, situation);
-        self.agent.question_approves_plan = false;
+        self.agent.asking.set_approves_plan(false);
         match step {
             confirm::Step::Run { by_plan: true } => {
                 verdict.outcome = Outcome::Allow;
@@ -112,7 +112,7 @@ impl Session {
                     verdict.reason = format!("{} (confirm_mode = each asks anyway)", verdict.reason);
                 }
                 verdict.outcome = Outcome::Ask;
-                self.agent.question_approves_plan = approves_plan;
+                self.agent.asking.set_approves_plan(approves_plan);
             }
             confirm::Step::Run { by_plan: false } | confirm::Step::Deny => {
                 let outcome = if step == confirm::Step::Deny {

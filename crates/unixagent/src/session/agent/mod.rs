@@ -46,17 +46,17 @@ use ua_store::journal::Journal;
 use ua_term::keys::{Key, KeyDecoder};
 
 use super::{AgentOptions, Session};
-use crate::agent::ConfirmMode;
+use crate::agent::asking::Asking;
 use crate::agent::backend::{self, Built};
 use crate::agent::capture::Capture;
 use crate::agent::confirm::{self, Situation};
 use crate::agent::events;
-use crate::agent::gate::{self, Gated, Policy};
-use crate::agent::question::{Question, Reply, Step};
+use crate::agent::gate::{Gated, Policy};
+use crate::agent::question::{Reply, Step};
 use crate::agent::render::{Renderer, SPINNER_FRAME};
 use crate::agent::turn::{Answer, Effect, End, Outcome, Proposal, Turn, Verdict};
 use ua_policy::gate::Request as PolicyRequest;
-use ua_policy::grants::{Grant, Grants};
+use ua_policy::grants::Grants;
 use ua_protocol::agent::{AgentEvent, CommandStatus, GateDecision};
 
 /// Command output bound for a file or pipe is held until its line ends,
@@ -160,24 +160,11 @@ pub(super) struct AgentSide {
     /// Effects waiting to be carried out (see `apply`).
     effects: std::collections::VecDeque<Effect>,
     applying: bool,
-    /// The question on screen, while the agent waits for the person.
-    asking: Option<Question>,
-    /// The proposal (id, command) whose line is on screen.
-    shown: Option<(String, String)>,
-    /// The verdict of the proposal being asked about, to ask again.
-    asked: Option<Verdict>,
-    /// Esc at a question gave the shell back; the turn waits.
-    paused: bool,
-    /// The answer (call number, commands) whose plan is on screen.
-    plan_shown: Option<(usize, usize)>,
-    /// `y` at the first question of a plan approved the rest of it.
-    plan_approved: bool,
+    /// The question, a pause and the plan.
+    asking: Asking,
     /// The kind of the backend error that is ending the turn, for its
     /// `error` event.
     error_kind: Option<String>,
-    /// The question about the current proposal is the plan's: its `y`
-    /// approves the plan ([`confirm::Step::Ask`]).
-    question_approves_plan: bool,
     keys: KeyDecoder,
     /// Keys typed while the model was answering: they go to the shell
     /// when its prompt is back, as type-ahead does in a shell.
@@ -291,13 +278,7 @@ impl AgentSide {
             running: None,
             effects: std::collections::VecDeque::new(),
             applying: false,
-            asking: None,
-            shown: None,
-            asked: None,
-            paused: false,
-            plan_shown: None,
-            plan_approved: false,
-            question_approves_plan: false,
+            asking: Asking::default(),
             error_kind: None,
             keys: KeyDecoder::new(),
             typeahead: Vec::new(),
@@ -333,7 +314,7 @@ impl AgentSide {
 
     /// Whether keystrokes belong to the agent rather than the shell.
     pub(super) fn takes_keys(&self) -> bool {
-        self.turn.is_some() && !self.paused
+        self.turn.is_some() && !self.asking.paused()
     }
 
     pub(super) fn oneshot(&self) -> bool {
@@ -453,7 +434,7 @@ impl Session {
     /// `-c`).
     pub(super) fn start_turn(&mut self, text: &str) {
         if self.agent.turn.is_some() {
-            if self.agent.paused {
+            if self.agent.asking.paused() {
                 self.resume(text);
             }
             return;
@@ -556,8 +537,7 @@ impl Session {
                 }
                 Effect::Notice(text) => self.notice(text),
                 Effect::Run(p, v) => {
-                    self.agent.asking = None;
-                    if self.agent.shown.take() != Some((p.id.clone(), p.command.clone())) {
+                    if !self.agent.asking.running(&p) {
                         let rule = self.decided_by();
                         self.emit(events::command(&p, &v, GateDecision::Allow, rule));
                     }
@@ -594,21 +574,9 @@ impl Session {
     /// is gated.
     fn show_plan(&mut self) {
         let Some(turn) = self.agent.turn.as_ref() else { return };
-        let plan = turn.plan().to_vec();
-        let key = (turn.calls(), plan.len());
-        if self.agent.opts.confirm != ConfirmMode::Plan || self.agent.plan_shown == Some(key) {
-            return;
+        if let Some(text) = self.agent.asking.plan(turn, self.agent.opts.confirm) {
+            self.notice(text);
         }
-        self.agent.plan_shown = Some(key);
-        self.agent.plan_approved = false;
-        if plan.len() < 2 {
-            return;
-        }
-        let mut text = String::from("plan:");
-        for (i, c) in plan.iter().enumerate() {
-            text.push_str(&format!("\r\n  {}. {}", i + 1, c.replace('\n', " ")));
-        }
-        self.notice(text);
     }
 
     fn call(&mut self) {
@@ -784,7 +752,7 @@ impl Session {
             task.abort();
         }
         self.agent.call_pending = false;
-        self.agent.asking = None;
+        self.agent.asking.close();
         let effects = self.turn_input(|t| t.cancel());
         self.apply(effects);
     }
@@ -792,7 +760,7 @@ impl Session {
     fn end_turn(&mut self, end: End) {
         self.agent.spin_at = None;
         self.agent.stream = None;
-        self.agent.asking = None;
+        self.agent.asking.close();
         self.agent.waiting_run = None;
         if let Some(r) = &self.agent.running {
             // Ended while a command ran: its output may have left the
