@@ -619,7 +619,7 @@ impl Session {
                 built = agent::recv_once(&mut self.agent.building), if self.agent.building.is_some() => {
                     self.on_backend_built(built);
                 }
-                gated = agent::join_once(&mut self.agent.gating), if self.agent.gating.is_some() => {
+                gated = self.agent.gate.decided(), if self.agent.gate.deciding() => {
                     self.on_gated(gated);
                 }
                 edited = agent::recv_once(&mut self.agent.editing), if self.agent.editing.is_some() => {

@@ -123,7 +123,7 @@ impl Session {
         let current = self.agent.turn.as_ref().and_then(|t| t.current()).map(|p| p.command.clone());
         let (answer, grant) = self.agent.asking.reply(reply, current.as_deref());
         if let Some(grant) = grant {
-            self.agent.grants.add(grant);
+            self.agent.gate.grant(grant);
         }
         self.answer(answer);
     }

@@ -23,6 +23,7 @@ mod records;
 mod runner;
 mod summary;
 
+pub(super) use gating::Gatekeeper;
 pub(super) use records::Records;
 
 use std::sync::Arc;
@@ -46,6 +47,7 @@ use ua_store::journal::Journal;
 use ua_term::keys::{Key, KeyDecoder};
 
 use super::{AgentOptions, Session};
+use crate::agent::ConfirmMode;
 use crate::agent::asking::Asking;
 use crate::agent::backend::{self, Built};
 use crate::agent::capture::Capture;
@@ -171,16 +173,8 @@ pub(super) struct AgentSide {
     typeahead: Vec<u8>,
     last_interrupt: Option<Instant>,
     interrupting: Option<Interrupting>,
-    /// Commands approved with `a` / `A` for the rest of the session.
-    grants: Grants,
-    /// The safety pipeline, loaded at the first proposal.
-    policy: Option<Arc<Policy>>,
-    /// The policy loading in the background since the first instruction.
-    policy_loader: Option<tokio::task::JoinHandle<(Policy, Vec<String>)>>,
-    /// A decision on its way.
-    pub(super) gating: Option<tokio::task::JoinHandle<GateDone>>,
-    /// The last decision, for the audit log.
-    gated: Option<Gated>,
+    /// The safety pipeline, its pending decision and the grants.
+    pub(super) gate: Gatekeeper,
     /// The current instruction (hooks and the judge see it).
     instruction: Option<String>,
     /// The shell's state when the current instruction was given.
@@ -254,6 +248,7 @@ impl AgentSide {
     ) -> Self {
         let view = if oneshot.is_some() { View::Hidden } else { View::Shell };
         let opts_limit = opts.backend.session_limit();
+        let gate = Gatekeeper::new(opts.confirm, opts.judge.clone(), opts.policy_layers.clone());
         Self {
             opts,
             can_ask: stdin_tty,
@@ -284,11 +279,7 @@ impl AgentSide {
             typeahead: Vec::new(),
             last_interrupt: None,
             interrupting: None,
-            grants: Grants::new(),
-            policy: None,
-            policy_loader: None,
-            gating: None,
-            gated: None,
+            gate,
             instruction: None,
             snapshot: ContextSnapshot::default(),
             turn_no: 0,
@@ -338,15 +329,6 @@ impl AgentSide {
 fn os_release() -> String {
     let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
     format!("{} {}", std::env::consts::OS, release.trim()).trim().to_string()
-}
-
-/// A gate decision, with the policy it was made by (loaded on first use).
-#[derive(Debug)]
-pub(super) struct GateDone {
-    proposal: Proposal,
-    gated: Gated,
-    policy: Arc<Policy>,
-    warnings: Vec<String>,
 }
 
 /// The result of a spawned task, once.
@@ -483,12 +465,8 @@ impl Session {
         };
         self.agent.turn_no += 1;
         self.agent.call_no = 0;
-        if self.agent.policy.is_none() && self.agent.policy_loader.is_none() {
-            // Load while the model thinks, so the first proposal does not wait.
-            let judge = self.agent.opts.judge.clone();
-            let layers = self.agent.opts.policy_layers.clone();
-            self.agent.policy_loader = Some(tokio::task::spawn_blocking(move || Policy::load(&judge, &layers)));
-        }
+        // Load while the model thinks, so the first proposal does not wait.
+        self.agent.gate.preload();
         self.journal(JournalEntry::Instruction { turn: self.agent.turn_no, text: text.to_string() });
         self.agent.instruction = Some(text.to_string());
         let history = std::mem::take(&mut self.agent.history);
@@ -560,7 +538,7 @@ impl Session {
 
     /// The rule, hook, grant or mode behind the last gate decision.
     fn decided_by(&self) -> Option<String> {
-        self.agent.gated.as_ref().and_then(|g| g.decision.as_ref()).map(|d| d.decided_by.rule())
+        self.agent.gate.decided_by()
     }
 
     fn turn_input(&mut self, f: impl FnOnce(&mut Turn) -> Vec<Effect>) -> Vec<Effect> {
@@ -574,7 +552,7 @@ impl Session {
     /// is gated.
     fn show_plan(&mut self) {
         let Some(turn) = self.agent.turn.as_ref() else { return };
-        if let Some(text) = self.agent.asking.plan(turn, self.agent.opts.confirm) {
+        if let Some(text) = self.agent.asking.plan(turn, self.agent.gate.confirm()) {
             self.notice(text);
         }
     }
@@ -748,9 +726,7 @@ impl Session {
 
     pub(super) fn cancel_turn(&mut self) {
         self.agent.stream = None;
-        if let Some(task) = self.agent.gating.take() {
-            task.abort();
-        }
+        self.agent.gate.abort();
         self.agent.call_pending = false;
         self.agent.asking.close();
         let effects = self.turn_input(|t| t.cancel());

@@ -197,36 +197,33 @@ impl Session {
     }
 
     pub(super) fn audit(&mut self, record: ua_policy::audit::Record) {
-        let policy = self.agent.policy.clone();
-        self.agent.records.audit(policy.as_deref(), &record, &mut self.out);
+        self.agent.records.audit(self.agent.gate.policy(), &record, &mut self.out);
         self.flush_out();
     }
 
     /// The policy's own decision (allow, deny, or the question it asked).
     pub(super) fn audit_decision(&mut self) {
-        let Some(g) = self.agent.gated.clone() else { return };
-        let Some(d) = &g.decision else { return };
+        let Some((req, d)) = self.agent.gate.last() else { return };
         let id = self.agent.records.new_audit_id();
-        self.audit(ua_policy::audit::Record::decision(id, &g.request, d));
+        let record = ua_policy::audit::Record::decision(id, req, d);
+        self.audit(record);
     }
 
     /// The person's answer to a question.
     pub(super) fn audit_human(&mut self, approved: bool) {
-        let Some(g) = self.agent.gated.clone() else { return };
-        let Some(d) = &g.decision else { return };
+        let Some((req, d)) = self.agent.gate.last() else { return };
         let id = self.agent.records.new_audit_id();
-        self.audit(ua_policy::audit::Record::human(id, &g.request, d, approved));
+        let record = ua_policy::audit::Record::human(id, req, d, approved);
+        self.audit(record);
     }
 
     /// How an approved command ended.
     pub(super) fn audit_outcome(&mut self, exit_code: i32, duration: Duration) {
-        let Some(g) = self.agent.gated.clone() else { return };
-        let Some(d) = &g.decision else { return };
+        let Some((req, d)) = self.agent.gate.last() else { return };
         let id = self.agent.records.audit_id();
-        self.audit(ua_policy::audit::Record::outcome(id, &g.request, d, Some(exit_code), duration));
-        if let Some(policy) = &self.agent.policy {
-            policy.post_exec(g.request.clone(), d.clone(), exit_code, duration);
-        }
+        let record = ua_policy::audit::Record::outcome(id, req, d, Some(exit_code), duration);
+        self.audit(record);
+        self.agent.gate.post_exec(exit_code, duration);
     }
 
     /// Carries on a session reopened with `--continue` or `--resume`: the

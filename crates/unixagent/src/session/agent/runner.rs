@@ -80,7 +80,7 @@ impl Session {
         line.push(b'\r');
         // The ledger: written (and synced, unless read-only) before the
         // command can do anything, so a crash leaves no doubt it started.
-        let read_only = self.agent.gated.as_ref().is_some_and(|g| g.verdict.risk == "read_only");
+        let read_only = self.agent.gate.read_only();
         self.journal(JournalEntry::CommandIntent {
             turn: self.agent.turn_no,
             tool_use_id: p.id.clone(),
@@ -283,20 +283,16 @@ impl Session {
         let lines = ua_sandbox::explain::explain(&w.rules, std::path::Path::new(&cwd), output, &decisions, code != 0);
         // Each host the command reached, or was refused, goes to the audit
         // log beside the command's own records.
-        if let Some(g) = self.agent.gated.clone()
-            && let Some(d) = &g.decision
-        {
+        if let Some((req, d)) = self.agent.gate.last() {
             let id = self.agent.records.audit_id();
-            for n in &decisions {
-                let target = format!("{}:{}", n.host, n.port);
-                let record = ua_policy::audit::Record::network(
-                    id.clone(),
-                    &g.request,
-                    d,
-                    target,
-                    n.allowed,
-                    n.reason.as_deref(),
-                );
+            let records: Vec<_> = decisions
+                .iter()
+                .map(|n| {
+                    let target = format!("{}:{}", n.host, n.port);
+                    ua_policy::audit::Record::network(id.clone(), req, d, target, n.allowed, n.reason.as_deref())
+                })
+                .collect();
+            for record in records {
                 self.audit(record);
             }
         }
