@@ -613,12 +613,10 @@ impl Session {
                         self.hang_up();
                     }
                 },
-                event = agent::next_event(&mut self.agent.stream), if self.agent.stream.is_some() => {
-                    self.on_model_event(event);
-                }
-                built = agent::recv_once(&mut self.agent.building), if self.agent.building.is_some() => {
-                    self.on_backend_built(built);
-                }
+                wake = self.agent.model.wake(), if self.agent.model.waiting() => match wake {
+                    agent::ModelWake::Event(event) => self.on_model_event(event),
+                    agent::ModelWake::Built(built) => self.on_backend_built(built),
+                },
                 gated = self.agent.gate.decided(), if self.agent.gate.deciding() => {
                     self.on_gated(gated);
                 }

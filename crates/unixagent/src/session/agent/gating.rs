@@ -204,7 +204,7 @@ impl Session {
             human_attached: self.agent.can_ask,
             instruction: self.agent.instruction.clone(),
         };
-        let provider: Option<Arc<dyn Provider>> = self.agent.provider.clone().map(|p| p as Arc<dyn Provider>);
+        let provider = self.agent.model.provider();
         self.agent.spin_at = Some(Instant::now());
         self.agent.gate.decide(p, request, provider);
     }

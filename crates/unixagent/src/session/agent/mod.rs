@@ -19,28 +19,28 @@
 
 mod asking;
 mod gating;
+mod model;
 mod records;
 mod runner;
 mod summary;
 
 pub(super) use gating::Gatekeeper;
+pub(super) use model::{ModelCall, ModelWake};
 pub(super) use records::Records;
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures_util::StreamExt;
 use tokio::sync::oneshot;
 use tokio::time::Instant;
-use ua_backend::error::{BackendError, ErrorKind};
-use ua_backend::limits::CallLimits;
-use ua_backend::provider::{EventStream, Fallback, Provider, Request};
-use ua_backend::tokens::{BudgetStatus, SessionBudget, estimate_message, estimate_prompt};
-use ua_context::fit::{fit, retry_budget};
+use ua_backend::error::BackendError;
+use ua_backend::provider::{Fallback, Provider, Request};
+use ua_backend::tokens::estimate_message;
+use ua_context::fit::fit;
 use ua_context::prompt::{ContextSnapshot, frame_tool_output};
 use ua_context::secrets::redact_secrets;
 use ua_protocol::conversation::{Block, Message, Role};
-use ua_protocol::event::{StopReason, StreamEvent, Usage};
+use ua_protocol::event::StreamEvent;
 use ua_protocol::journal::{DecisionOutcome, JournalEntry, TurnEndReason};
 use ua_protocol::tool::shell_tool;
 use ua_store::journal::Journal;
@@ -49,7 +49,7 @@ use ua_term::keys::{Key, KeyDecoder};
 use super::{AgentOptions, Session};
 use crate::agent::ConfirmMode;
 use crate::agent::asking::Asking;
-use crate::agent::backend::{self, Built};
+use crate::agent::backend::Built;
 use crate::agent::capture::Capture;
 use crate::agent::confirm::{self, Situation};
 use crate::agent::events;
@@ -143,14 +143,9 @@ pub(super) struct AgentSide {
     /// The last, unfinished line of command output bound for a file or
     /// pipe (see `route_in_turn`).
     plain_held: Vec<u8>,
-    provider: Option<Arc<Fallback>>,
-    pub(super) building: Option<oneshot::Receiver<Result<Built, String>>>,
     pub(super) editing: Option<oneshot::Receiver<Result<String, String>>>,
-    /// A model call waits for the backend to be built.
-    call_pending: bool,
     history: Vec<Message>,
     turn: Option<Turn>,
-    pub(super) stream: Option<EventStream>,
     pub(super) render: Renderer,
     spin_at: Option<Instant>,
     started: Instant,
@@ -164,9 +159,6 @@ pub(super) struct AgentSide {
     applying: bool,
     /// The question, a pause and the plan.
     asking: Asking,
-    /// The kind of the backend error that is ending the turn, for its
-    /// `error` event.
-    error_kind: Option<String>,
     keys: KeyDecoder,
     /// Keys typed while the model was answering: they go to the shell
     /// when its prompt is back, as type-ahead does in a shell.
@@ -180,22 +172,10 @@ pub(super) struct AgentSide {
     /// The shell's state when the current instruction was given.
     snapshot: ContextSnapshot,
     turn_no: u32,
-    call_no: u32,
-    /// The backend's limits as its errors revealed them, and the retry of
-    /// a call that did not fit.
-    limits: CallLimits,
-    /// Something of this call's answer is on screen.
-    call_shown: bool,
-    call_usage: Option<Usage>,
-    call_stop: Option<StopReason>,
-    /// Tokens used this session against `max_tokens_per_session`.
-    budget: SessionBudget,
+    /// The provider, the call in flight, its limits and the budget.
+    pub(super) model: ModelCall,
     /// Where the current turn's messages begin in the conversation.
     turn_start: usize,
-    /// Earlier turns being summarised, before the call that did not fit.
-    summary: Option<summary::Summarising>,
-    /// A summary was tried this turn (it is not tried twice).
-    summary_tried: bool,
     /// The journal, the index and the audit log.
     pub(super) records: Records,
     /// The shell runs in the kernel sandbox: its rules and the proxy's
@@ -230,7 +210,7 @@ impl std::fmt::Debug for AgentSide {
         f.debug_struct("AgentSide")
             .field("view", &self.view)
             .field("turn", &self.turn)
-            .field("streaming", &self.stream.is_some())
+            .field("model", &self.model)
             .field("running", &self.running)
             .finish_non_exhaustive()
     }
@@ -247,7 +227,7 @@ impl AgentSide {
         records: Records,
     ) -> Self {
         let view = if oneshot.is_some() { View::Hidden } else { View::Shell };
-        let opts_limit = opts.backend.session_limit();
+        let model = ModelCall::new(opts.backend.clone());
         let gate = Gatekeeper::new(opts.confirm, opts.judge.clone(), opts.policy_layers.clone());
         Self {
             opts,
@@ -257,13 +237,9 @@ impl AgentSide {
             plain_held: Vec::new(),
             oneshot: oneshot.is_some(),
             oneshot_pending: oneshot,
-            provider: None,
-            building: None,
             editing: None,
-            call_pending: false,
             history: Vec::new(),
             turn: None,
-            stream: None,
             render: Renderer::new(colour, width, out_tty),
             spin_at: None,
             started: Instant::now(),
@@ -274,7 +250,6 @@ impl AgentSide {
             effects: std::collections::VecDeque::new(),
             applying: false,
             asking: Asking::default(),
-            error_kind: None,
             keys: KeyDecoder::new(),
             typeahead: Vec::new(),
             last_interrupt: None,
@@ -283,18 +258,11 @@ impl AgentSide {
             instruction: None,
             snapshot: ContextSnapshot::default(),
             turn_no: 0,
-            call_no: 0,
-            limits: CallLimits::default(),
-            call_shown: false,
-            call_usage: None,
-            call_stop: None,
-            budget: SessionBudget::new(opts_limit),
+            model,
             sandbox: None,
             blocked: None,
             records,
             turn_start: 0,
-            summary: None,
-            summary_tried: false,
         }
     }
 
@@ -341,15 +309,6 @@ pub(super) async fn join_once<T>(
             *task = None;
             Some(v)
         }
-        None => std::future::pending().await,
-    }
-}
-
-/// The next event of the model's stream (the branch is disabled when
-/// there is none).
-pub(super) async fn next_event(stream: &mut Option<EventStream>) -> Option<Result<StreamEvent, BackendError>> {
-    match stream {
-        Some(s) => s.next().await,
         None => std::future::pending().await,
     }
 }
@@ -464,14 +423,13 @@ impl Session {
             user_commands,
         };
         self.agent.turn_no += 1;
-        self.agent.call_no = 0;
+        self.agent.model.new_turn();
         // Load while the model thinks, so the first proposal does not wait.
         self.agent.gate.preload();
         self.journal(JournalEntry::Instruction { turn: self.agent.turn_no, text: text.to_string() });
         self.agent.instruction = Some(text.to_string());
         let history = std::mem::take(&mut self.agent.history);
         self.agent.turn_start = history.len();
-        self.agent.summary_tried = false;
         let instruction = vec![Block::text(text)];
         let (turn, effects) = Turn::start(history, instruction, self.agent.opts.limits);
         self.agent.turn = Some(turn);
@@ -558,48 +516,23 @@ impl Session {
     }
 
     fn call(&mut self) {
-        // First, so a call that ends before its request still closes the
-        // retry that led to it.
-        self.agent.limits.start_call();
+        let provider = self.agent.model.begin();
         self.agent.spin_at = Some(Instant::now());
-        self.agent.call_shown = false;
-        self.agent.call_usage = None;
-        self.agent.call_stop = None;
-        let Some(provider) = self.agent.provider.clone() else {
-            self.agent.call_pending = true;
-            if self.agent.building.is_none() {
-                let notice: ua_backend::provider::FallbackNotice = Arc::new(|failed, err, next| {
-                    let line = format!("\r\nunixagent: {failed} failed ({err}); trying {next}.\r\n");
-                    let _ = crate::terminal::out(line.as_bytes());
-                });
-                self.agent.building = Some(backend::spawn_build(self.agent.opts.backend.clone(), notice));
-            }
-            return;
-        };
-        if let BudgetStatus::Exhausted { used, limit } = self.agent.budget.status() {
-            let message = format!(
-                "this session has used {used} tokens, its max_tokens_per_session of {limit}; start a new session or raise the limit"
-            );
+        let Some(provider) = provider else { return };
+        if let Some(message) = self.agent.model.exhausted() {
             let effects = self.turn_input(|t| t.stream_ended(Err(message)));
             self.apply(effects);
             return;
         }
         let Some(turn) = self.agent.turn.as_ref() else { return };
         let tools = vec![shell_tool()];
-        // The window less room for the answer and the tool definitions,
-        // as far as the server has told us its limits.
-        let (window, max_tokens) = (provider.context_window(), provider.max_tokens());
-        let mut budget = self.agent.limits.prompt_budget(window, max_tokens, estimate_prompt("", &[], &tools));
-        if self.agent.limits.trimming() {
-            budget = retry_budget(budget);
-        }
+        let budget = self.agent.model.prompt_budget(&provider, &tools);
         let history = turn.messages();
         let fitted = fit(&self.agent.snapshot, history, budget, estimate_message);
         // Outgrown: earlier turns become one summary rather than being
         // left out without a trace (once a turn; if that fails, they are).
         let outgrown = fitted.as_ref().map_or(true, |f| !f.omitted.is_empty());
-        if outgrown && !self.agent.summary_tried && self.agent.turn_start > 1 {
-            self.agent.summary_tried = true;
+        if outgrown && self.agent.turn_start > 1 && self.agent.model.try_summary() {
             self.start_summary(&provider, budget);
             return;
         }
@@ -613,11 +546,11 @@ impl Session {
             }
         };
         let appended = self.agent.records.appended(history);
-        self.agent.call_no += 1;
-        let first_call = self.agent.turn_no == 1 && self.agent.call_no == 1;
+        let call = self.agent.model.next_call();
+        let first_call = self.agent.turn_no == 1 && call == 1;
         self.journal(JournalEntry::ModelRequest {
             turn: self.agent.turn_no,
-            call: self.agent.call_no,
+            call,
             backend: provider.name().to_string(),
             model: provider.model().to_string(),
             system: fitted.system.clone(),
@@ -626,25 +559,22 @@ impl Session {
             tools: first_call.then(|| tools.clone()),
             purpose: ua_protocol::journal::CallPurpose::Conversation,
         });
-        let max_tokens = self.agent.limits.request_max_tokens(max_tokens);
-        let request = Request { system: fitted.system, messages: fitted.messages, tools, max_tokens };
-        self.agent.stream = Some(provider.stream(&request));
+        let request = Request { system: fitted.system, messages: fitted.messages, tools, max_tokens: None };
+        self.agent.model.stream(&provider, request);
     }
 
     pub(super) fn on_backend_built(&mut self, built: Option<Result<Built, String>>) {
         let built = built.unwrap_or_else(|| Err("setting up the model backend failed unexpectedly".into()));
-        match built {
-            Ok((provider, warnings)) => {
+        match self.agent.model.on_built(built) {
+            Ok((warnings, pending)) => {
                 for w in warnings {
                     self.notice(w);
                 }
-                self.agent.provider = Some(provider);
-                if std::mem::take(&mut self.agent.call_pending) {
+                if pending {
                     self.call();
                 }
             }
             Err(message) => {
-                self.agent.call_pending = false;
                 let effects = self.turn_input(|t| t.stream_ended(Err(message)));
                 self.apply(effects);
             }
@@ -652,40 +582,23 @@ impl Session {
     }
 
     pub(super) fn on_model_event(&mut self, event: Option<Result<StreamEvent, BackendError>>) {
-        if self.agent.summary.is_some() {
+        if self.agent.model.summarising() {
             self.on_summary_event(event);
             return;
         }
         let effects = match event {
             Some(Ok(ev)) => {
-                match &ev {
-                    StreamEvent::Usage(u) => {
-                        self.agent.call_usage = Some(*u);
-                        if let BudgetStatus::Warn { used, limit } = self.agent.budget.record(u) {
-                            self.notice(format!(
-                                "this session has used {used} of its {limit} tokens (max_tokens_per_session)"
-                            ));
-                        }
-                    }
-                    StreamEvent::Stop(s) => self.agent.call_stop = Some(s.clone()),
-                    StreamEvent::TextDelta(_) | StreamEvent::ThinkingDelta(_) => self.agent.call_shown = true,
-                    _ => {}
+                if let Some(warning) = self.agent.model.on_event(&ev) {
+                    self.notice(warning);
                 }
                 self.turn_input(|t| t.event(ev))
             }
             Some(Err(e)) => {
-                self.agent.stream = None;
                 // Something did not fit (the conversation, or the answer
                 // beside it) and nothing is on screen yet: ask again within
                 // the limits the server stated, trimming or lowering
                 // max_tokens, and say so when it is news.
-                let recovery = match self.agent.provider.as_ref() {
-                    Some(p) if !self.agent.call_shown => {
-                        self.agent.limits.recover(&e, p.context_window(), p.max_tokens())
-                    }
-                    _ => None,
-                };
-                if let Some(recovery) = recovery {
+                if let Some(recovery) = self.agent.model.on_error(&e) {
                     if let Some(line) = recovery.notice() {
                         self.notice(line);
                     }
@@ -693,19 +606,19 @@ impl Session {
                     return;
                 }
                 self.journal(JournalEntry::Error { turn: Some(self.agent.turn_no), message: e.to_string() });
-                self.agent.error_kind = Some(error_kind(e.kind()));
+                self.agent.model.set_error(e.kind());
                 let effects = self.turn_input(|t| t.stream_ended(Err(e.to_string())));
                 self.journal_response();
                 effects
             }
             None => {
-                self.agent.stream = None;
+                self.agent.model.end_stream();
                 let effects = self.turn_input(|t| t.stream_ended(Ok(())));
                 self.journal_response();
                 effects
             }
         };
-        if self.agent.stream.is_none() {
+        if !self.agent.model.streaming() {
             self.agent.spin_at = None;
             let out = self.agent.render.clear();
             self.show(&out);
@@ -725,9 +638,8 @@ impl Session {
     }
 
     pub(super) fn cancel_turn(&mut self) {
-        self.agent.stream = None;
+        self.agent.model.cancel();
         self.agent.gate.abort();
-        self.agent.call_pending = false;
         self.agent.asking.close();
         let effects = self.turn_input(|t| t.cancel());
         self.apply(effects);
@@ -735,7 +647,7 @@ impl Session {
 
     fn end_turn(&mut self, end: End) {
         self.agent.spin_at = None;
-        self.agent.stream = None;
+        self.agent.model.end_stream();
         self.agent.asking.close();
         self.agent.waiting_run = None;
         if let Some(r) = &self.agent.running {
@@ -749,7 +661,7 @@ impl Session {
         let Some(turn) = self.agent.turn.take() else { return };
         match &end {
             End::Failed(message) => {
-                let kind = self.agent.error_kind.take().unwrap_or_else(|| "turn".into());
+                let kind = self.agent.model.take_error_kind().unwrap_or_else(|| "turn".into());
                 self.emit(AgentEvent::Error { message: message.clone(), kind });
             }
             End::StepLimit => {
@@ -777,9 +689,9 @@ impl Session {
             commands: u32::try_from(steps).unwrap_or(u32::MAX),
             cost_micros: self
                 .agent
-                .provider
-                .as_ref()
-                .and_then(|p| self.agent.opts.pricing.get(p.model()))
+                .model
+                .model()
+                .and_then(|m| self.agent.opts.pricing.get(m))
                 .map(|price| price.micros(&usage)),
         });
         self.journal_checkpoint();
@@ -811,18 +723,4 @@ impl Session {
             self.send(b"\r");
         }
     }
-}
-
-/// A backend error's kind as the `kind` of an `error` event
-/// (`context_too_long`, `rate_limited`, …).
-fn error_kind(kind: ErrorKind) -> String {
-    let name = format!("{kind:?}");
-    let mut out = String::new();
-    for (i, c) in name.chars().enumerate() {
-        if c.is_ascii_uppercase() && i > 0 {
-            out.push('_');
-        }
-        out.push(c.to_ascii_lowercase());
-    }
-    out
 }

@@ -186,12 +186,13 @@ impl Session {
     pub(super) fn journal_response(&mut self) {
         let Some(turn) = self.agent.turn.as_ref() else { return };
         let Some(message) = self.agent.records.answer(turn.messages()) else { return };
+        let (usage, stop) = self.agent.model.answer_meta();
         self.journal(JournalEntry::ModelResponse {
             turn: self.agent.turn_no,
-            call: self.agent.call_no,
+            call: self.agent.model.call_no(),
             message,
-            usage: self.agent.call_usage,
-            stop: self.agent.call_stop.clone(),
+            usage,
+            stop,
             purpose: ua_protocol::journal::CallPurpose::Conversation,
         });
     }
@@ -251,8 +252,8 @@ impl Session {
             }
         }
         // The same session: what it used before counts against its budget.
-        if let ua_backend::tokens::BudgetStatus::Warn { used, limit } = self.agent.budget.record(&before) {
-            self.notice(format!("this session has used {used} of its {limit} tokens (max_tokens_per_session)"));
+        if let Some(warning) = self.agent.model.used_before(&before) {
+            self.notice(warning);
         }
         self.agent.history = r.conversation;
         self.agent.records.set_journaled(r.journaled);

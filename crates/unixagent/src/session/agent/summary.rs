@@ -3,18 +3,8 @@
 //! (journaled with `purpose: summary`, then a `summary` line) and replaced
 //! by one message, rather than dropped without a trace.
 
+use super::model::{self, SummaryStep};
 use super::*;
-
-/// A summary call on its way.
-#[derive(Debug)]
-pub(super) struct Summarising {
-    text: String,
-    usage: Option<Usage>,
-    /// The messages it replaces: those before this index.
-    upto: usize,
-    call: u32,
-    model: String,
-}
 
 /// What the summary call asks of the model.
 const SUMMARY_SYSTEM: &str = "You condense the earlier part of a conversation between a user and unixagent, \
@@ -91,10 +81,10 @@ impl Session {
         // About four bytes a token; three leaves room for the system prompt.
         let max = usize::try_from(budget.saturating_mul(3)).unwrap_or(usize::MAX).max(4096);
         let message = Message::user_text(transcript(&turn.messages()[..upto], max));
-        self.agent.call_no += 1;
+        let call = self.agent.model.next_call();
         self.journal(JournalEntry::ModelRequest {
             turn: self.agent.turn_no,
-            call: self.agent.call_no,
+            call,
             backend: provider.name().to_string(),
             model: provider.model().to_string(),
             system: SUMMARY_SYSTEM.to_string(),
@@ -104,44 +94,22 @@ impl Session {
             purpose: ua_protocol::journal::CallPurpose::Summary,
         });
         self.notice("the conversation has outgrown the model's window: summarising the earlier turns");
-        self.agent.summary = Some(Summarising {
-            text: String::new(),
-            usage: None,
-            upto,
-            call: self.agent.call_no,
-            model: provider.model().to_string(),
-        });
-        let request = Request {
-            system: SUMMARY_SYSTEM.to_string(),
-            messages: vec![message],
-            tools: vec![],
-            max_tokens: Some(1024),
-        };
-        self.agent.stream = Some(provider.stream(&request));
+        self.agent.model.summarise(provider, model::summary_request(SUMMARY_SYSTEM, message), upto);
     }
 
     /// The summary call's stream: gathered, then put in place of the
     /// turns it covers, and the call that did not fit is made again.
     pub(super) fn on_summary_event(&mut self, event: Option<Result<StreamEvent, BackendError>>) {
-        let Some(s) = self.agent.summary.as_mut() else { return };
-        match event {
-            Some(Ok(StreamEvent::TextDelta(t))) => {
-                s.text.push_str(&t);
-                return;
-            }
-            Some(Ok(StreamEvent::Usage(u))) => {
-                s.usage = Some(u);
-                let _ = self.agent.budget.record(&u);
+        let s = match self.agent.model.summary_event(event) {
+            SummaryStep::More => return,
+            SummaryStep::Usage(u) => {
                 // The turn's totals (its footer, journal, cost) include it.
                 if let Some(turn) = self.agent.turn.as_mut() {
                     turn.add_usage(&u);
                 }
                 return;
             }
-            Some(Ok(_)) => return,
-            Some(Err(e)) => {
-                self.agent.stream = None;
-                self.agent.summary = None;
+            SummaryStep::Failed(e) => {
                 self.journal(JournalEntry::Error {
                     turn: Some(self.agent.turn_no),
                     message: format!("summarising failed: {e}"),
@@ -150,12 +118,9 @@ impl Session {
                 self.call();
                 return;
             }
-            None => {}
-        }
-        self.agent.stream = None;
-        let Some(s) = self.agent.summary.take() else { return };
-        let text = s.text.trim().to_string();
-        if text.is_empty() {
+            SummaryStep::Done(s) => s,
+        };
+        if s.text.is_empty() {
             self.notice("the summary came back empty; the oldest turns are left out of this call instead");
             self.call();
             return;
@@ -163,7 +128,7 @@ impl Session {
         self.journal(JournalEntry::ModelResponse {
             turn: self.agent.turn_no,
             call: s.call,
-            message: Message { role: Role::Assistant, content: vec![Block::text(text.clone())] },
+            message: Message { role: Role::Assistant, content: vec![Block::text(s.text.clone())] },
             usage: s.usage,
             stop: None,
             purpose: ua_protocol::journal::CallPurpose::Summary,
@@ -171,12 +136,12 @@ impl Session {
         self.journal(JournalEntry::Summary {
             turn: self.agent.turn_no,
             covers_through_turn: self.agent.turn_no.saturating_sub(1),
-            text: text.clone(),
+            text: s.text.clone(),
             model: s.model,
             usage: s.usage,
         });
         if let Some(turn) = self.agent.turn.as_mut() {
-            turn.summarise(s.upto, ua_store::fold::summary_message(&text));
+            turn.summarise(s.upto, ua_store::fold::summary_message(&s.text));
         }
         self.agent.records.summarised(s.upto);
         self.agent.turn_start = 1;
