@@ -240,8 +240,8 @@ impl Session {
                 b.idle = false;
                 let mut bytes = line.into_bytes();
                 bytes.push(b'\r');
-                self.state.line_ended();
-                self.send(&bytes);
+                self.proxy.line_ended();
+                self.proxy.send(&bytes);
             }
             None if !b.input_open => self.batch_finish(None),
             None => b.idle = true,

@@ -18,18 +18,15 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::Context;
-use nix::errno::Errno;
 use nix::sys::signal::Signal;
 use tokio::io::unix::AsyncFd;
 use tokio::signal::unix::{SignalKind, signal};
 use tokio::time::Instant;
-use ua_term::column::LineTail;
-use ua_term::heuristic;
-use ua_term::integration::{self, ScriptDir, ShellSpec};
-use ua_term::intercept::{Action, Geometry, Interceptor, Mode};
-use ua_term::osc::{OscScanner, ShellEvent};
+use ua_term::integration::{self, ShellSpec};
+use ua_term::intercept::Action;
+use ua_term::osc::ShellEvent;
 use ua_term::pty::Pty;
-use ua_term::state::{TermState, Transition};
+use ua_term::state::Transition;
 
 use crate::agent::backend;
 use crate::agent::turn::Limits;
@@ -39,11 +36,9 @@ use crate::{shell, terminal};
 mod agent;
 mod batch;
 mod outbox;
+mod proxy;
 mod record;
 mod startup;
-
-/// How long a hung-up shell gets to exit before it is killed.
-const HANGUP_GRACE: Duration = Duration::from_secs(3);
 
 #[derive(Debug)]
 pub struct Options {
@@ -246,32 +241,21 @@ async fn run_async(opts: Options, batch: Option<BatchOptions>) -> anyhow::Result
         if interactive_keys { Some(crate::keyboard::Keyboard::open().context("watching the keyboard")?) } else { None };
     let out_tty = nix::unistd::isatty(std::io::stdout().as_fd()).unwrap_or(false);
 
-    let mode = if launch.integrated { Mode::Markers } else { Mode::Heuristic };
+    let quiet = batch.as_ref().is_some_and(|b| b.plain.is_none());
     let mut s = Session {
-        pty,
-        // Only our shell's markers move the session; a nested or remote
-        // shell's pass through to the terminal untouched.
-        scanner: OscScanner::following(launch.aid.as_deref()),
-        state: TermState::new(),
-        tail: LineTail::new(),
-        input_col: None,
-        icpt: Interceptor::new(mode),
-        scripts: launch.scripts,
-        shell_name: launch.kind.name(),
-        shell_path: opts.shell.clone(),
-        to_shell: Vec::new(),
-        size: (cols, rows),
-        integration_deadline: launch.integrated.then(|| Instant::now() + opts.integration_timeout),
-        startup: launch.integrated.then(startup::StartupLog::default),
-        started: Instant::now(),
-        shell_debug: opts.shell_debug,
-        quiet_deadline: None,
-        kill_deadline: None,
-        hung_up: false,
-        out_broken: false,
-        colour,
-        events_at: Vec::new(),
-        recorder: record::Recorder::new(),
+        proxy: proxy::Proxy::new(proxy::ProxySetup {
+            pty,
+            aid: launch.aid.clone(),
+            integrated: launch.integrated,
+            scripts: launch.scripts,
+            shell_name: launch.kind.name(),
+            shell_path: opts.shell.clone(),
+            size: (cols, rows),
+            integration_timeout: opts.integration_timeout,
+            shell_debug: opts.shell_debug,
+            colour,
+            quiet,
+        }),
         agent: agent::AgentSide::new(
             opts.agent,
             opts.oneshot,
@@ -496,34 +480,8 @@ impl Signals {
 }
 
 struct Session {
-    pty: Pty,
-    scanner: OscScanner,
-    state: TermState,
-    tail: LineTail,
-    /// The column where the shell's input starts: where the cursor was at
-    /// the last `133;B`.
-    input_col: Option<u16>,
-    icpt: Interceptor,
-    scripts: Option<ScriptDir>,
-    shell_name: &'static str,
-    shell_path: PathBuf,
-    /// Keystrokes the shell has not accepted yet (its input queue is full).
-    to_shell: Vec<u8>,
-    size: (u16, u16),
-    integration_deadline: Option<Instant>,
-    /// What the shell printed until its first marker (see `startup`).
-    startup: Option<startup::StartupLog>,
-    started: Instant,
-    shell_debug: bool,
-    quiet_deadline: Option<Instant>,
-    kill_deadline: Option<Instant>,
-    hung_up: bool,
-    out_broken: bool,
-    colour: bool,
-    /// Markers found in the current read, with where each ends (kept to reuse
-    /// the allocation).
-    events_at: Vec<(usize, ShellEvent)>,
-    recorder: record::Recorder,
+    /// The PTY and the shell's state.
+    proxy: proxy::Proxy,
     agent: agent::AgentSide,
     /// What the parts asked for and the loop has not carried out yet.
     out: outbox::Outbox,
@@ -549,11 +507,12 @@ impl Session {
         let mut keys = keys;
         let mut writer: Option<AsyncFd<OwnedFd>> = None;
         loop {
-            if self.to_shell.is_empty() {
+            if !self.proxy.has_queued() {
                 writer = None;
             } else if writer.is_none() && pty_open {
                 writer = self
-                    .pty
+                    .proxy
+                    .pty()
                     .clone_fd()
                     .ok()
                     // SAFETY: as for `master`: the AsyncFd owns the descriptor.
@@ -563,24 +522,20 @@ impl Session {
                 return code;
             }
             let approval = self.batch.as_ref().and_then(|b| b.approval_deadline);
-            let deadline =
-                [self.integration_deadline, self.quiet_deadline, self.kill_deadline, self.agent.deadline(), approval]
-                    .into_iter()
-                    .flatten()
-                    .min();
+            let deadline = [self.proxy.deadline(), self.agent.deadline(), approval].into_iter().flatten().min();
             tokio::select! {
                 biased;
                 _ = sig.child.recv() => {
-                    if let Some(code) = self.pty.try_wait() {
-                        self.drain(&mut buf);
+                    if let Some(code) = self.proxy.pty().try_wait() {
+                        self.proxy.drain(&mut buf);
                         if self.batch.is_some() {
                             self.batch_shell_exited(code.0);
                         }
                         return code.0;
                     }
                 }
-                _ = sig.term.recv() => if self.batch.is_some() { self.batch_signal() } else { self.hang_up() },
-                _ = sig.hup.recv() => self.hang_up(),
+                _ = sig.term.recv() => if self.batch.is_some() { self.batch_signal() } else { self.proxy.hang_up() },
+                _ = sig.hup.recv() => self.proxy.hang_up(),
                 _ = sig.int.recv() => if self.batch.is_some() { self.batch_signal() },
                 _ = sig.quit.recv() => {}
                 _ = sig.winch.recv() => self.resize(),
@@ -596,11 +551,11 @@ impl Session {
                 }
                 ready = writable(&writer), if pty_open && writer.is_some() => {
                     if let Ok(mut guard) = ready {
-                        let pending = std::mem::take(&mut self.to_shell);
+                        let pending = self.proxy.take_queued();
                         match guard.try_io(|fd| nix::unistd::write(fd.get_ref(), &pending).map_err(std::io::Error::from)) {
-                            Ok(Ok(n)) => self.to_shell = pending[n..].to_vec(),
+                            Ok(Ok(n)) => self.proxy.requeue(pending[n..].to_vec()),
                             Ok(Err(_)) => {}
-                            Err(_would_block) => self.to_shell = pending,
+                            Err(_would_block) => self.proxy.requeue(pending),
                         }
                     }
                 }
@@ -610,7 +565,7 @@ impl Session {
                     Keys::Gone => {
                         // The terminal is gone (closed window, dropped ssh).
                         keys_open = false;
-                        self.hang_up();
+                        self.proxy.hang_up();
                     }
                 },
                 wake = self.agent.model.wake(), if self.agent.model.waiting() => match wake {
@@ -631,27 +586,12 @@ impl Session {
         }
     }
 
-    fn write_out(&mut self, bytes: &[u8]) {
-        // With `--json` stdout carries JSON lines only (see `emit`).
-        if self.json() {
-            return;
-        }
-        if !self.out_broken && terminal::out(bytes).is_err() {
-            self.out_broken = true;
-            self.hang_up();
-        }
-    }
-
     /// Shell output: each stretch up to a marker goes where the agent's
     /// view says, then the marker takes effect, so what a marker changes
     /// (a turn starting at a fresh prompt, a command's output beginning)
     /// applies from the next byte on.
     fn on_output(&mut self, bytes: &[u8]) {
-        if let Some(log) = &mut self.startup {
-            log.feed(bytes);
-        }
-        let mut events = std::mem::take(&mut self.events_at);
-        self.scanner.feed_at(bytes, |end, e| events.push((end, e)));
+        let mut events = self.proxy.scan(bytes);
         let mut pos = 0;
         for (end, e) in events.drain(..) {
             // Up to the end of the marker: in plain output (a file or pipe,
@@ -660,17 +600,12 @@ impl Session {
             pos = end;
             self.on_marker(&e);
         }
-        self.events_at = events;
+        self.proxy.scanned(events);
         self.route(&bytes[pos..]);
         if self.agent.active() {
             return;
         }
-        if self.icpt.editing() {
-            self.editor_redraw();
-        }
-        if self.icpt.mode() == Mode::Heuristic && !self.icpt.at_prompt() {
-            self.quiet_deadline = Some(Instant::now() + heuristic::QUIET);
-        }
+        self.proxy.after_output();
     }
 
     fn route(&mut self, bytes: &[u8]) {
@@ -681,65 +616,22 @@ impl Session {
             self.route_in_turn(bytes);
             return;
         }
-        if self.startup.is_some() && self.shell_debug {
-            self.write_out_debug(bytes);
-        } else {
-            self.write_out(bytes);
-        }
-        self.recorder.shown(bytes, true);
-        self.tail.feed(bytes);
+        self.proxy.show(bytes);
     }
 
     /// The one place a shell marker takes effect, whether or not a turn
     /// is running.
     fn on_marker(&mut self, e: &ShellEvent) {
-        if !self.agent.active() {
-            self.recorder.marker(e);
-            if *e == ShellEvent::InputStart {
-                self.input_col = self.tail.column(self.size.0);
-            }
-        }
-        match self.state.apply(e) {
-            Transition::IntegrationConfirmed => {
-                self.integration_deadline = None;
-                // The shell has read its startup files: the scripts are
-                // no longer needed on disk.
-                self.scripts = None;
-                self.startup = None;
-                self.icpt.set_mode(Mode::Markers);
-            }
-            Transition::FreshInput => {
-                self.icpt.fresh_prompt();
-                self.on_fresh_prompt();
-            }
-            Transition::RedrawnInput => self.icpt.redrawn_prompt(),
-            Transition::CommandStarted => {
-                self.icpt.left_prompt();
-                self.agent_command_started();
-            }
+        match self.proxy.marker(e, self.agent.active()) {
+            Transition::FreshInput => self.on_fresh_prompt(),
+            Transition::CommandStarted => self.agent_command_started(),
             Transition::CommandFinished(code) => self.agent_command_ended(code),
-            Transition::CwdChanged | Transition::None => {}
+            Transition::IntegrationConfirmed | Transition::RedrawnInput | Transition::CwdChanged | Transition::None => {
+            }
         }
         if *e == ShellEvent::PromptStart {
             self.agent_prompt_started();
         }
-    }
-
-    /// Output before integration is confirmed, under `--shell-debug`: the
-    /// line saying integration works goes just before the first prompt
-    /// marker, so it does not land in the middle of the prompt.
-    fn write_out_debug(&mut self, bytes: &[u8]) {
-        const A: &[u8] = b"\x1b]133;A";
-        let Some(at) = bytes.windows(A.len()).position(|w| w == A) else {
-            self.write_out(bytes);
-            return;
-        };
-        self.write_out(&bytes[..at]);
-        let ms = self.started.elapsed().as_millis();
-        let msg = format!("unixagent: shell integration is working (first prompt marker after {ms} ms).");
-        let line = format!("{}\r\n", dim(&msg, self.colour));
-        self.write_out(line.as_bytes());
-        self.write_out(&bytes[at..]);
     }
 
     fn on_input(&mut self, bytes: &[u8]) {
@@ -747,87 +639,28 @@ impl Session {
             self.agent_keys(bytes);
             return;
         }
-        // Without markers, a key typed at a line that looks like a prompt
-        // settles the question at once, even inside the quiet period.
-        if self.icpt.mode() == Mode::Heuristic
-            && !self.icpt.at_prompt()
-            && heuristic::looks_like_prompt(&self.tail.text())
-        {
-            self.quiet_deadline = None;
-            self.icpt.fresh_prompt();
-        }
-        let (width, _) = self.size;
-        // Where the prompt ends matters only when an instruction may start.
-        let prompt_col = if self.icpt.at_prompt() { self.prompt_col() } else { 0 };
-        for action in self.icpt.on_input(bytes, Geometry { prompt_col, width }) {
+        for action in self.proxy.keys(bytes) {
             match action {
-                Action::ToShell(b) => self.send(&b),
-                Action::ToTerminal(b) => self.write_out(&b),
-                Action::LineEnded => self.state.line_ended(),
                 Action::Instruction(text) => {
                     // The editor has ended its line.
                     self.start_turn(&text);
                 }
+                other => self.proxy.act(other),
             }
-        }
-    }
-
-    /// Where an instruction starts on the prompt's row. With markers that is
-    /// where the shell's input starts (the cursor may not be there yet when
-    /// the shell has not finished echoing keys typed before the `#`).
-    fn prompt_col(&self) -> u16 {
-        match (self.icpt.mode(), self.input_col) {
-            (Mode::Markers, Some(col)) => col,
-            _ => self.tail.column(self.size.0).unwrap_or(0),
-        }
-    }
-
-    /// The shell drew over the instruction being edited: draw it again.
-    fn editor_redraw(&mut self) {
-        let col = self.prompt_col();
-        for a in self.icpt.shell_redrew(col) {
-            if let Action::ToTerminal(b) = a {
-                self.write_out(&b);
-            }
-        }
-    }
-
-    /// Queues bytes for the shell, writing at once when nothing is queued.
-    fn send(&mut self, bytes: &[u8]) {
-        if self.to_shell.is_empty() {
-            match nix::unistd::write(self.pty.fd(), bytes) {
-                Ok(n) => self.to_shell.extend_from_slice(&bytes[n..]),
-                Err(_) => self.to_shell.extend_from_slice(bytes),
-            }
-        } else {
-            self.to_shell.extend_from_slice(bytes);
         }
     }
 
     fn resize(&mut self) {
-        let size = terminal::size();
-        if size == self.size {
-            return;
-        }
-        self.size = size;
-        self.agent.render.set_width(size.0);
-        let _ = self.pty.resize(size.0, size.1);
-        for a in self.icpt.resize(size.0) {
-            if let Action::ToTerminal(b) = a {
-                self.write_out(&b);
-            }
+        if let Some(width) = self.proxy.resize() {
+            self.agent.render.set_width(width);
         }
     }
 
     fn on_deadline(&mut self) {
         let now = Instant::now();
-        if self.integration_deadline.is_some_and(|d| d <= now) {
-            self.integration_deadline = None;
-            self.scripts = None;
-            let printed = self.startup.take().and_then(|l| l.error_line());
-            let waited = self.started.elapsed().as_millis();
-            if !self.state.integrated() && (self.agent.oneshot() || self.batch.is_some()) {
-                let msg = startup::failure_message(self.shell_name, waited, printed.as_deref(), true);
+        if let Some(u) = self.proxy.integration_expired(now) {
+            if self.agent.oneshot() || self.batch.is_some() {
+                let msg = startup::failure_message(u.shell_name, u.waited_ms, u.printed.as_deref(), true);
                 self.write_err(&msg);
                 if self.batch.is_some() {
                     self.emit(ua_protocol::agent::AgentEvent::Error { message: msg, kind: "integration".into() });
@@ -836,52 +669,12 @@ impl Session {
                 self.exit_now = Some(1);
                 return;
             }
-            if !self.state.integrated() {
-                self.icpt.set_mode(Mode::Heuristic);
-                let msg = startup::failure_message(self.shell_name, waited, printed.as_deref(), false);
-                let line = format!("\r\n{}\r\n", dim(&msg, self.colour));
-                self.write_out(line.as_bytes());
-                self.quiet_deadline = Some(now + heuristic::QUIET);
-            }
+            let msg = startup::failure_message(u.shell_name, u.waited_ms, u.printed.as_deref(), false);
+            self.proxy.go_heuristic(&msg, now);
         }
-        if self.quiet_deadline.is_some_and(|d| d <= now) {
-            self.quiet_deadline = None;
-            if self.icpt.mode() == Mode::Heuristic
-                && !self.icpt.at_prompt()
-                && heuristic::looks_like_prompt(&self.tail.text())
-            {
-                self.icpt.fresh_prompt();
-            }
-        }
+        self.proxy.on_deadline(now);
         self.agent_deadlines(now);
         self.batch_deadline(now);
-        if self.kill_deadline.is_some_and(|d| d <= now) {
-            self.kill_deadline = None;
-            self.pty.signal(Signal::SIGKILL);
-        }
-    }
-
-    /// The terminal went away or unixagent was asked to stop: hang up the
-    /// shell as a closing terminal would, and kill it if it lingers.
-    fn hang_up(&mut self) {
-        if self.hung_up {
-            return;
-        }
-        self.hung_up = true;
-        self.pty.signal(Signal::SIGHUP);
-        self.pty.signal(Signal::SIGCONT);
-        self.kill_deadline = Some(Instant::now() + HANGUP_GRACE);
-    }
-
-    /// Copies what the shell wrote before exiting to the terminal.
-    fn drain(&mut self, buf: &mut [u8]) {
-        loop {
-            match nix::unistd::read(self.pty.fd(), buf) {
-                Ok(n) if n > 0 => self.write_out(&buf[..n]),
-                Err(Errno::EINTR) => {}
-                _ => break,
-            }
-        }
     }
 }
 

@@ -46,11 +46,11 @@ impl Session {
             // The command has the terminal: every byte goes to the shell,
             // so Ctrl+C interrupts it as it would without unixagent.
             if bytes.contains(&0x03) && self.double_interrupt() {
-                self.send(b"\x03");
+                self.proxy.send(b"\x03");
                 self.cancel_turn();
                 return;
             }
-            self.send(bytes);
+            self.proxy.send(bytes);
             return;
         }
         if !self.agent.asking.open() && self.agent.editing.is_none() {
@@ -164,8 +164,7 @@ impl Session {
         self.notice("paused: the shell is yours; # alone resumes, # with text steers");
         self.agent.view = View::UntilPrompt;
         self.agent.shell_ready = false;
-        self.state.line_ended();
-        self.send(b"\r");
+        self.proxy.fresh_prompt();
     }
 
     pub(super) fn resume(&mut self, text: &str) {

@@ -184,7 +184,7 @@ impl Session {
     /// network, so the loop goes on meanwhile and the answer comes back
     /// through [`Session::on_gated`].
     pub(super) fn start_gate(&mut self, p: Proposal) {
-        if self.icpt.mode() == ua_term::intercept::Mode::Heuristic {
+        if !self.proxy.markers() {
             let verdict = Verdict {
                 outcome: Outcome::Deny,
                 risk: "unrated".into(),

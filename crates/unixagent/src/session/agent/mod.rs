@@ -46,6 +46,7 @@ use ua_protocol::tool::shell_tool;
 use ua_store::journal::Journal;
 use ua_term::keys::{Key, KeyDecoder};
 
+use super::proxy::ShellPort;
 use super::{AgentOptions, Session};
 use crate::agent::ConfirmMode;
 use crate::agent::asking::Asking;
@@ -332,9 +333,9 @@ impl Session {
         }
         if self.agent.plain_output {
             let plain = text.replace("\r\n", "\n");
-            self.write_out(plain.as_bytes());
+            self.proxy.write_out(plain.as_bytes());
         } else {
-            self.write_out(text.as_bytes());
+            self.proxy.write_out(text.as_bytes());
         }
     }
 
@@ -348,9 +349,7 @@ impl Session {
         if self.json() {
             // One line per event, written whole and at once: a reader
             // never sees half a line, and nothing waits in a buffer.
-            if !self.out_broken && crate::terminal::out(event.to_line().as_bytes()).is_err() {
-                self.out_broken = true;
-            }
+            self.proxy.write_events(event.to_line().as_bytes());
             return;
         }
         let out = self.agent.render.event(&event);
@@ -382,8 +381,7 @@ impl Session {
         }
         if text.trim().is_empty() {
             // A lone `#` with nothing paused: just a fresh prompt.
-            self.state.line_ended();
-            self.send(b"\r");
+            self.proxy.fresh_prompt();
             return;
         }
         if let Some(why) = self.agent.blocked.clone() {
@@ -392,16 +390,14 @@ impl Session {
                 message: format!("agent commands do not run here: {why}"),
                 kind: "sandbox".into(),
             });
-            self.state.line_ended();
-            self.send(b"\r");
+            self.proxy.fresh_prompt();
             return;
         }
         self.agent.view = View::Hidden;
         self.agent.render.set_line_start(true);
         self.agent.started = Instant::now();
-        self.recorder.line_taken();
-        let user_commands = self.recorder.take_commands();
-        let cwd = self.cwd();
+        let user_commands = self.proxy.take_commands();
+        let cwd = self.proxy.cwd();
         for c in &user_commands {
             // Redacted like everything the model is shown of them: the
             // journal is readable from the session (`$UNIXAGENT_JOURNAL`),
@@ -417,9 +413,9 @@ impl Session {
         self.agent.snapshot = ContextSnapshot {
             cwd,
             os: os_release(),
-            shell: self.shell_path.display().to_string(),
+            shell: self.proxy.shell_path().display().to_string(),
             env: ua_context::env::allowed_env(&self.agent.opts.include_env, std::env::vars()),
-            recent_output_lines: self.recorder.recent_lines(self.agent.opts.terminal_lines),
+            recent_output_lines: self.proxy.recent_lines(self.agent.opts.terminal_lines),
             user_commands,
         };
         self.agent.turn_no += 1;
@@ -436,16 +432,6 @@ impl Session {
         // The shell still shows the prompt the instruction was typed at.
         self.agent.shell_ready = true;
         self.apply(effects);
-    }
-
-    /// The shell's working directory: OSC 7 when the shell reports it,
-    /// else what the kernel says.
-    fn cwd(&self) -> String {
-        if let Some(cwd) = self.state.cwd() {
-            return cwd.to_string();
-        }
-        let link = format!("/proc/{}/cwd", self.pty.pid());
-        std::fs::read_link(link).map(|p| p.display().to_string()).unwrap_or_else(|_| "unknown".into())
     }
 
     /// Carries out a turn's effects, and the effects those lead to, in
@@ -706,8 +692,7 @@ impl Session {
             // Hidden as before; the next fresh prompt runs what waits.
             self.agent.view = View::Hidden;
             if self.agent.running.take().is_none() && self.agent.shell_ready {
-                self.state.line_ended();
-                self.send(b"\r");
+                self.proxy.fresh_prompt();
             }
             return;
         }
@@ -717,10 +702,9 @@ impl Session {
         }
         // Ask the shell for a fresh prompt: an empty line runs nothing
         // and keeps `$?`. A command still running draws one when it ends.
-        self.agent.view = if self.state.integrated() { View::UntilPrompt } else { View::Shell };
+        self.agent.view = if self.proxy.integrated() { View::UntilPrompt } else { View::Shell };
         if self.agent.running.take().is_none() && self.agent.shell_ready {
-            self.state.line_ended();
-            self.send(b"\r");
+            self.proxy.fresh_prompt();
         }
     }
 }

@@ -12,18 +12,18 @@ impl Session {
         if !r.started {
             // Typed but not started yet: Ctrl+C drops the line at the
             // prompt, and the prompt bash draws then is a fresh one.
-            self.state.line_ended();
+            self.proxy.line_ended();
         }
         let started = r.started;
-        self.send(b"\x03");
+        self.proxy.send(b"\x03");
         // Without markers nothing says when the prompt is back, and a job
         // on the terminal later may be the user's own.
-        if !self.state.integrated() {
+        if !self.proxy.integrated() {
             return;
         }
         let now = Instant::now();
         self.agent.interrupting = Some(Interrupting {
-            signalled: self.pty.foreground_job(),
+            signalled: self.proxy.foreground_job(),
             started_then: started,
             started,
             typed_at: now,
@@ -41,16 +41,16 @@ impl Session {
             return;
         }
         i.check_at = now + INTERRUPT_CHECK;
-        match self.pty.foreground_job() {
+        match self.proxy.foreground_job() {
             Some(job) if i.signalled.as_ref() != Some(&job) => {
-                self.pty.signal_job(&job, nix::sys::signal::Signal::SIGINT);
+                self.proxy.interrupt_job(&job);
                 i.signalled = Some(job);
             }
             Some(_) => {}
             None if (i.started && !i.started_then) || (!i.started && now >= i.typed_at + INTERRUPT_LOST) => {
                 i.started_then = i.started;
                 i.typed_at = now;
-                self.send(b"\x03");
+                self.proxy.send(b"\x03");
             }
             None => {}
         }
@@ -96,8 +96,8 @@ impl Session {
             timed_out: false,
             began: Instant::now(),
         });
-        self.state.line_ended();
-        self.send(&line);
+        self.proxy.line_ended();
+        self.proxy.send(&line);
     }
 
     /// A fresh prompt: a waiting command can be typed, a command that
@@ -119,8 +119,7 @@ impl Session {
                 // This prompt started while the turn still hid the shell's
                 // output (a slow prompt: themes run programs in precmd), so
                 // its start was not shown: ask for another.
-                self.state.line_ended();
-                self.send(b"\r");
+                self.proxy.fresh_prompt();
                 return;
             }
             if !self.agent.typeahead.is_empty() && self.agent.view == View::Shell {
@@ -136,7 +135,7 @@ impl Session {
             let said: String = said.replace("\r\n", "\n").lines().skip(1).collect::<Vec<_>>().join("\n");
             let out = self.agent.render.text(&format!("{said}\n"));
             self.show(&out);
-            let code = self.state.last_exit().unwrap_or(0);
+            let code = self.proxy.last_exit().unwrap_or(0);
             let framed = frame_tool_output(Some(code), &said, false);
             let effects = self.turn_input(|t| t.command_done(code, framed));
             self.apply(effects);
@@ -153,7 +152,7 @@ impl Session {
         match self.agent.view {
             View::Shell => {}
             View::Command => {
-                self.recorder.shown(bytes, false);
+                self.proxy.shown_for_agent(bytes);
                 if let Some(r) = self.agent.running.as_mut() {
                     r.capture.push(bytes);
                 }
@@ -171,7 +170,7 @@ impl Session {
                     let line: Vec<u8> = self.agent.plain_held.drain(..upto).collect();
                     self.write_plain(&line);
                 } else {
-                    self.write_out(bytes);
+                    self.proxy.write_out(bytes);
                 }
             }
             View::Hidden | View::UntilPrompt => {
@@ -223,7 +222,7 @@ impl Session {
         }
         self.agent.plain_text.feed(bytes);
         let text = self.agent.plain_text.drain().replace(['\r', '\x08'], "");
-        self.write_out(text.as_bytes());
+        self.proxy.write_out(text.as_bytes());
     }
 
     /// The shell started drawing a prompt (`133;A`).
@@ -232,7 +231,7 @@ impl Session {
             // The turn left the cursor at the start of a line, where the
             // prompt is drawn now.
             self.agent.view = View::Shell;
-            self.tail = ua_term::column::LineTail::new();
+            self.proxy.line_starts();
         }
     }
 
@@ -277,7 +276,7 @@ impl Session {
         if self.agent.sandbox.is_none() {
             return;
         }
-        let cwd = self.cwd();
+        let cwd = self.proxy.cwd();
         let Some(w) = self.agent.sandbox.as_mut() else { return };
         let decisions = w.decisions();
         let lines = ua_sandbox::explain::explain(&w.rules, std::path::Path::new(&cwd), output, &decisions, code != 0);
