@@ -35,6 +35,7 @@ use crate::{shell, terminal};
 
 mod agent;
 mod batch;
+mod executor;
 mod outbox;
 mod proxy;
 mod record;
@@ -242,6 +243,7 @@ async fn run_async(opts: Options, batch: Option<BatchOptions>) -> anyhow::Result
     let out_tty = nix::unistd::isatty(std::io::stdout().as_fd()).unwrap_or(false);
 
     let quiet = batch.as_ref().is_some_and(|b| b.plain.is_none());
+    let exec = executor::Executor::new(opts.agent.command_timeout, opts.agent.output_cap, oneshot && !out_tty, oneshot);
     let mut s = Session {
         proxy: proxy::Proxy::new(proxy::ProxySetup {
             pty,
@@ -265,6 +267,7 @@ async fn run_async(opts: Options, batch: Option<BatchOptions>) -> anyhow::Result
             cols,
             agent::Records::new(id.clone(), journal, index),
         ),
+        exec,
         out: outbox::Outbox::default(),
         exit_now: None,
         batch: None,
@@ -276,7 +279,7 @@ async fn run_async(opts: Options, batch: Option<BatchOptions>) -> anyhow::Result
         let (b, rx) = batch::Batch::new(opts);
         s.batch = Some(b);
         s.batch_rx = rx;
-        s.agent.set_batch();
+        s.exec.set_batch();
         s.set_can_ask(s.batch.as_ref().is_some_and(|b| b.can_ask()));
     }
     let cwd = std::env::current_dir().map(|d| d.display().to_string()).unwrap_or_default();
@@ -483,6 +486,8 @@ struct Session {
     /// The PTY and the shell's state.
     proxy: proxy::Proxy,
     agent: agent::AgentSide,
+    /// Runs the agent's commands in the shell.
+    exec: executor::Executor,
     /// What the parts asked for and the loop has not carried out yet.
     out: outbox::Outbox,
     /// Set when the session should end now with this status (a one-shot
@@ -522,7 +527,10 @@ impl Session {
                 return code;
             }
             let approval = self.batch.as_ref().and_then(|b| b.approval_deadline);
-            let deadline = [self.proxy.deadline(), self.agent.deadline(), approval].into_iter().flatten().min();
+            let deadline = [self.proxy.deadline(), self.agent.deadline(), self.exec.deadline(), approval]
+                .into_iter()
+                .flatten()
+                .min();
             tokio::select! {
                 biased;
                 _ = sig.child.recv() => {
@@ -602,7 +610,7 @@ impl Session {
         }
         self.proxy.scanned(events);
         self.route(&bytes[pos..]);
-        if self.agent.active() {
+        if self.exec.active() {
             return;
         }
         self.proxy.after_output();
@@ -612,7 +620,7 @@ impl Session {
         if bytes.is_empty() {
             return;
         }
-        if self.agent.active() {
+        if self.exec.active() {
             self.route_in_turn(bytes);
             return;
         }
@@ -622,7 +630,7 @@ impl Session {
     /// The one place a shell marker takes effect, whether or not a turn
     /// is running.
     fn on_marker(&mut self, e: &ShellEvent) {
-        match self.proxy.marker(e, self.agent.active()) {
+        match self.proxy.marker(e, self.exec.active()) {
             Transition::FreshInput => self.on_fresh_prompt(),
             Transition::CommandStarted => self.agent_command_started(),
             Transition::CommandFinished(code) => self.agent_command_ended(code),

@@ -35,6 +35,10 @@ const HANGUP_GRACE: std::time::Duration = std::time::Duration::from_secs(3);
 
 /// What the shell executor may do to the shell.
 pub(in crate::session) trait ShellPort {
+    /// Types `bytes` into the shell. `line_ended`: they end the shell's
+    /// line (a command, an empty line, Ctrl+C at the prompt), so the next
+    /// prompt is a fresh one.
+    fn type_in(&mut self, bytes: &[u8], line_ended: bool);
     /// The job holding the terminal, when it is not the shell itself.
     fn foreground_job(&self) -> Option<Job>;
     /// Sends SIGINT to every process of a job.
@@ -470,6 +474,13 @@ impl Proxy {
 }
 
 impl ShellPort for Proxy {
+    fn type_in(&mut self, bytes: &[u8], line_ended: bool) {
+        if line_ended {
+            self.state.line_ended();
+        }
+        self.send(bytes);
+    }
+
     fn foreground_job(&self) -> Option<Job> {
         self.pty.foreground_job()
     }

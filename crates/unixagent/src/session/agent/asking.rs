@@ -42,7 +42,7 @@ impl Session {
 
     /// Keys while a turn runs.
     pub(in crate::session) fn agent_keys(&mut self, bytes: &[u8]) {
-        if self.agent.running.is_some() {
+        if self.exec.running() {
             // The command has the terminal: every byte goes to the shell,
             // so Ctrl+C interrupts it as it would without unixagent.
             if bytes.contains(&0x03) && self.double_interrupt() {
@@ -55,10 +55,10 @@ impl Session {
         }
         if !self.agent.asking.open() && self.agent.editing.is_none() {
             if bytes.contains(&0x03) {
-                self.agent.typeahead.clear();
+                self.exec.drop_type_ahead();
                 self.cancel_turn();
             } else {
-                self.agent.typeahead.extend_from_slice(bytes);
+                self.exec.type_ahead(bytes);
             }
             return;
         }
@@ -162,14 +162,12 @@ impl Session {
         let out = self.agent.render.hand_over();
         self.show(&out);
         self.notice("paused: the shell is yours; # alone resumes, # with text steers");
-        self.agent.view = View::UntilPrompt;
-        self.agent.shell_ready = false;
-        self.proxy.fresh_prompt();
+        self.exec.pause(&mut self.proxy);
     }
 
     pub(super) fn resume(&mut self, text: &str) {
         self.agent.asking.resume();
-        self.agent.view = View::Hidden;
+        self.exec.resume();
         self.agent.render.set_line_start(true);
         if !text.trim().is_empty() {
             self.answer(Answer::Steer(text.trim().to_string()));

@@ -46,12 +46,11 @@ use ua_protocol::tool::shell_tool;
 use ua_store::journal::Journal;
 use ua_term::keys::{Key, KeyDecoder};
 
-use super::proxy::ShellPort;
+use super::executor::{After, Finished, Routed};
 use super::{AgentOptions, Session};
 use crate::agent::ConfirmMode;
 use crate::agent::asking::Asking;
 use crate::agent::backend::Built;
-use crate::agent::capture::Capture;
 use crate::agent::confirm::{self, Situation};
 use crate::agent::events;
 use crate::agent::gate::{Gated, Policy};
@@ -62,72 +61,8 @@ use ua_policy::gate::Request as PolicyRequest;
 use ua_policy::grants::Grants;
 use ua_protocol::agent::{AgentEvent, CommandStatus, GateDecision};
 
-/// Command output bound for a file or pipe is held until its line ends,
-/// or until this much has come without one.
-const PLAIN_LINE_MAX: usize = 64 * 1024;
-
 /// Two Ctrl+C within this long end the turn at once.
 const DOUBLE_INTERRUPT: Duration = Duration::from_secs(1);
-
-/// How often an interrupted agent command's terminal is looked at until
-/// the prompt is back, and for how long at most (see [`Interrupting`]).
-const INTERRUPT_CHECK: Duration = Duration::from_millis(20);
-const INTERRUPT_WATCH: Duration = Duration::from_secs(5);
-/// A Ctrl+C typed at the shell's line editor that brought no prompt in
-/// this long was lost: type it again.
-const INTERRUPT_LOST: Duration = Duration::from_millis(300);
-
-/// Where the shell's output goes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum View {
-    /// Straight to the terminal: no turn is running.
-    Shell,
-    /// Hidden: prompts and the echo of the agent's commands.
-    Hidden,
-    /// Shown and captured: an agent command's output.
-    Command,
-    /// Hidden until the next prompt starts, then [`View::Shell`].
-    UntilPrompt,
-}
-
-/// A command typed into the shell and not finished yet.
-#[derive(Debug)]
-struct Running {
-    proposal: Proposal,
-    capture: Capture,
-    /// Bytes before `133;C`: the echo, or the shell's complaint when the
-    /// line never ran (a syntax error).
-    before_start: Vec<u8>,
-    started: bool,
-    timeout_at: Instant,
-    timed_out: bool,
-    began: Instant,
-}
-
-/// Ctrl+C was typed for an agent command and the shell's prompt is not
-/// back yet.
-///
-/// A Ctrl+C reaches whatever holds the terminal when the kernel reads it.
-/// Typed just as the shell starts the command, it reaches the shell, and
-/// the command then runs on uninterrupted; typed just after the line
-/// editor took a key, bash 5.2 can leave it pending without dropping the
-/// line. A person presses Ctrl+C again; batch mode has nobody at the
-/// keyboard. So until the prompt is back (our markers say so), a job that
-/// takes the terminal gets SIGINT once, a command the shell runs itself
-/// gets Ctrl+C once it has started, and a Ctrl+C the line editor ignored is
-/// typed again.
-#[derive(Debug)]
-struct Interrupting {
-    /// The job that held the terminal last: it has had its SIGINT.
-    signalled: Option<ua_term::pty::Job>,
-    /// The command had started (`133;C`) when Ctrl+C was last typed.
-    started_then: bool,
-    /// It has started by now.
-    started: bool,
-    typed_at: Instant,
-    check_at: Instant,
-    give_up: Instant,
-}
 
 pub(super) struct AgentSide {
     opts: AgentOptions,
@@ -137,35 +72,19 @@ pub(super) struct AgentSide {
     oneshot_pending: Option<String>,
     /// Whether a human can answer questions.
     can_ask: bool,
-    /// Output goes to a file or pipe: plain `\n` line ends.
-    pub(super) plain_output: bool,
-    /// Command output on its way to a file or pipe, escapes removed.
-    plain_text: ua_context::clean::TerminalText,
-    /// The last, unfinished line of command output bound for a file or
-    /// pipe (see `route_in_turn`).
-    plain_held: Vec<u8>,
     pub(super) editing: Option<oneshot::Receiver<Result<String, String>>>,
     history: Vec<Message>,
     turn: Option<Turn>,
     pub(super) render: Renderer,
     spin_at: Option<Instant>,
     started: Instant,
-    view: View,
-    /// The shell shows a fresh, empty prompt.
-    shell_ready: bool,
-    waiting_run: Option<Proposal>,
-    running: Option<Running>,
     /// Effects waiting to be carried out (see `apply`).
     effects: std::collections::VecDeque<Effect>,
     applying: bool,
     /// The question, a pause and the plan.
     asking: Asking,
     keys: KeyDecoder,
-    /// Keys typed while the model was answering: they go to the shell
-    /// when its prompt is back, as type-ahead does in a shell.
-    typeahead: Vec<u8>,
     last_interrupt: Option<Instant>,
-    interrupting: Option<Interrupting>,
     /// The safety pipeline, its pending decision and the grants.
     pub(super) gate: Gatekeeper,
     /// The current instruction (hooks and the judge see it).
@@ -208,12 +127,7 @@ impl SandboxWatch {
 
 impl std::fmt::Debug for AgentSide {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("AgentSide")
-            .field("view", &self.view)
-            .field("turn", &self.turn)
-            .field("model", &self.model)
-            .field("running", &self.running)
-            .finish_non_exhaustive()
+        f.debug_struct("AgentSide").field("turn", &self.turn).field("model", &self.model).finish_non_exhaustive()
     }
 }
 
@@ -227,15 +141,11 @@ impl AgentSide {
         width: u16,
         records: Records,
     ) -> Self {
-        let view = if oneshot.is_some() { View::Hidden } else { View::Shell };
         let model = ModelCall::new(opts.backend.clone());
         let gate = Gatekeeper::new(opts.confirm, opts.judge.clone(), opts.policy_layers.clone());
         Self {
             opts,
             can_ask: stdin_tty,
-            plain_output: oneshot.is_some() && !out_tty,
-            plain_text: ua_context::clean::TerminalText::default(),
-            plain_held: Vec::new(),
             oneshot: oneshot.is_some(),
             oneshot_pending: oneshot,
             editing: None,
@@ -244,17 +154,11 @@ impl AgentSide {
             render: Renderer::new(colour, width, out_tty),
             spin_at: None,
             started: Instant::now(),
-            view,
-            shell_ready: false,
-            waiting_run: None,
-            running: None,
             effects: std::collections::VecDeque::new(),
             applying: false,
             asking: Asking::default(),
             keys: KeyDecoder::new(),
-            typeahead: Vec::new(),
             last_interrupt: None,
-            interrupting: None,
             gate,
             instruction: None,
             snapshot: ContextSnapshot::default(),
@@ -267,11 +171,6 @@ impl AgentSide {
         }
     }
 
-    /// Whether the shell's output is routed through the agent.
-    pub(super) fn active(&self) -> bool {
-        self.view != View::Shell
-    }
-
     /// Whether keystrokes belong to the agent rather than the shell.
     pub(super) fn takes_keys(&self) -> bool {
         self.turn.is_some() && !self.asking.paused()
@@ -281,16 +180,9 @@ impl AgentSide {
         self.oneshot
     }
 
-    /// Batch mode (see `session::batch`): the shell's output is never
-    /// shown; the session writes the agent's events as JSON lines.
-    pub(super) fn set_batch(&mut self) {
-        self.view = View::Hidden;
-        self.plain_output = true;
-    }
-
+    /// The spinner's next frame.
     pub(super) fn deadline(&self) -> Option<Instant> {
-        let timeout = self.running.as_ref().filter(|r| !r.timed_out).map(|r| r.timeout_at);
-        [self.spin_at, timeout, self.interrupting.as_ref().map(|i| i.check_at)].into_iter().flatten().min()
+        self.spin_at
     }
 }
 
@@ -331,7 +223,7 @@ impl Session {
         if text.is_empty() || self.json() {
             return;
         }
-        if self.agent.plain_output {
+        if self.exec.plain() {
             let plain = text.replace("\r\n", "\n");
             self.proxy.write_out(plain.as_bytes());
         } else {
@@ -340,7 +232,7 @@ impl Session {
     }
 
     pub(super) fn write_err(&mut self, msg: &str) {
-        let line = if self.agent.plain_output { format!("{msg}\n") } else { format!("\r\n{msg}\r\n") };
+        let line = if self.exec.plain() { format!("{msg}\n") } else { format!("\r\n{msg}\r\n") };
         let _ = crate::terminal::write_all(std::os::fd::AsFd::as_fd(&std::io::stderr()), line.as_bytes());
     }
 
@@ -393,7 +285,6 @@ impl Session {
             self.proxy.fresh_prompt();
             return;
         }
-        self.agent.view = View::Hidden;
         self.agent.render.set_line_start(true);
         self.agent.started = Instant::now();
         let user_commands = self.proxy.take_commands();
@@ -430,7 +321,7 @@ impl Session {
         let (turn, effects) = Turn::start(history, instruction, self.agent.opts.limits);
         self.agent.turn = Some(turn);
         // The shell still shows the prompt the instruction was typed at.
-        self.agent.shell_ready = true;
+        self.exec.turn_started();
         self.apply(effects);
     }
 
@@ -635,14 +526,15 @@ impl Session {
         self.agent.spin_at = None;
         self.agent.model.end_stream();
         self.agent.asking.close();
-        self.agent.waiting_run = None;
-        if let Some(r) = &self.agent.running {
+        let (ends_line, rest) = self.exec.turn_ending();
+        if let Some(ends_line) = ends_line {
             // Ended while a command ran: its output may have left the
             // cursor mid-line.
-            self.agent.render.set_line_start(r.capture.ends_line());
+            self.agent.render.set_line_start(ends_line);
         }
-        let held = std::mem::take(&mut self.agent.plain_held);
-        self.write_plain(&held);
+        if !rest.is_empty() {
+            self.proxy.write_out(rest.as_bytes());
+        }
         self.emit_settled();
         let Some(turn) = self.agent.turn.take() else { return };
         match &end {
@@ -690,10 +582,7 @@ impl Session {
         if self.batch.is_some() {
             self.batch_turn_ended(&end, last_exit, summary, steps);
             // Hidden as before; the next fresh prompt runs what waits.
-            self.agent.view = View::Hidden;
-            if self.agent.running.take().is_none() && self.agent.shell_ready {
-                self.proxy.fresh_prompt();
-            }
+            self.exec.turn_over(After::Batch, &mut self.proxy);
             return;
         }
         if self.agent.oneshot {
@@ -702,9 +591,6 @@ impl Session {
         }
         // Ask the shell for a fresh prompt: an empty line runs nothing
         // and keeps `$?`. A command still running draws one when it ends.
-        self.agent.view = if self.proxy.integrated() { View::UntilPrompt } else { View::Shell };
-        if self.agent.running.take().is_none() && self.agent.shell_ready {
-            self.proxy.fresh_prompt();
-        }
+        self.exec.turn_over(After::Shell, &mut self.proxy);
     }
 }

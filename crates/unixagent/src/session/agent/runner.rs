@@ -1,83 +1,31 @@
-//! Running an approved command in the user's shell: typing it at a
-//! fresh prompt, routing the shell's output by [`View`] as
-//! the markers arrive, capturing what the command printed, its timeout,
-//! and interrupting it (see [`Interrupting`]).
+//! The agent's commands and the shell: the session's side of the shell
+//! executor (`session::executor`). What the executor reports (a command
+//! started, ended, never ran) is passed to the turn, and what the turn
+//! asks (run this) to the executor.
 
 use super::*;
 
 impl Session {
     /// Interrupts the agent command running in the shell, as Ctrl+C would.
     pub(in crate::session) fn interrupt_command(&mut self) {
-        let Some(r) = &self.agent.running else { return };
-        if !r.started {
-            // Typed but not started yet: Ctrl+C drops the line at the
-            // prompt, and the prompt bash draws then is a fresh one.
-            self.proxy.line_ended();
-        }
-        let started = r.started;
-        self.proxy.send(b"\x03");
-        // Without markers nothing says when the prompt is back, and a job
-        // on the terminal later may be the user's own.
-        if !self.proxy.integrated() {
-            return;
-        }
-        let now = Instant::now();
-        self.agent.interrupting = Some(Interrupting {
-            signalled: self.proxy.foreground_job(),
-            started_then: started,
-            started,
-            typed_at: now,
-            check_at: now + INTERRUPT_CHECK,
-            give_up: now + INTERRUPT_WATCH,
-        });
+        self.exec.interrupt(Instant::now(), &mut self.proxy);
     }
 
-    /// Sees that an interrupted command got its interrupt (see
-    /// [`Interrupting`]).
-    pub(super) fn watch_interrupt(&mut self, now: Instant) {
-        let Some(i) = self.agent.interrupting.as_mut().filter(|i| i.check_at <= now) else { return };
-        if now >= i.give_up {
-            self.agent.interrupting = None;
-            return;
-        }
-        i.check_at = now + INTERRUPT_CHECK;
-        match self.proxy.foreground_job() {
-            Some(job) if i.signalled.as_ref() != Some(&job) => {
-                self.proxy.interrupt_job(&job);
-                i.signalled = Some(job);
-            }
-            Some(_) => {}
-            None if (i.started && !i.started_then) || (!i.started && now >= i.typed_at + INTERRUPT_LOST) => {
-                i.started_then = i.started;
-                i.typed_at = now;
-                self.proxy.send(b"\x03");
-            }
-            None => {}
-        }
-    }
-
-    /// Types an approved command into the shell, or waits for its prompt.
+    /// Hands an approved command to the executor, which types it when the
+    /// shell is at a fresh prompt.
     pub(super) fn run_command(&mut self, p: Proposal) {
         if p.command.trim().is_empty() {
             let effects = self.turn_input(|t| t.command_done(0, "(empty command: nothing ran)".into()));
             self.apply(effects);
             return;
         }
-        if !self.agent.shell_ready {
-            self.agent.waiting_run = Some(p);
-            return;
-        }
-        self.agent.shell_ready = false;
-        let mut line = Vec::new();
-        if p.command.contains('\n') {
-            // A bracketed paste keeps a multi-line command one command line.
-            line.extend_from_slice(b"\x1b[200~");
-            line.extend_from_slice(p.command.as_bytes());
-            line.extend_from_slice(b"\x1b[201~");
-        } else {
-            line.extend_from_slice(p.command.as_bytes());
-        }
-        line.push(b'\r');
+        self.exec.hold(p);
+        self.type_waiting();
+    }
+
+    /// Types the command that waits, if the shell is ready for it.
+    fn type_waiting(&mut self) {
+        let Some(p) = self.exec.ready(Instant::now()) else { return };
         // The ledger: written (and synced, unless read-only) before the
         // command can do anything, so a crash leaves no doubt it started.
         let read_only = self.agent.gate.read_only();
@@ -87,23 +35,13 @@ impl Session {
             command: p.command.clone(),
             read_only,
         });
-        self.agent.running = Some(Running {
-            proposal: p,
-            capture: Capture::new(self.agent.opts.output_cap),
-            before_start: Vec::new(),
-            started: false,
-            timeout_at: Instant::now() + self.agent.opts.command_timeout,
-            timed_out: false,
-            began: Instant::now(),
-        });
-        self.proxy.line_ended();
-        self.proxy.send(&line);
+        self.exec.type_command(&mut self.proxy);
     }
 
     /// A fresh prompt: a waiting command can be typed, a command that
     /// never started (a syntax error) is over.
     pub(in crate::session) fn on_fresh_prompt(&mut self) {
-        self.agent.interrupting = None;
+        self.exec.prompt_seen();
         if self.agent.turn.is_none()
             && let Some(text) = self.agent.oneshot_pending.take()
         {
@@ -115,68 +53,36 @@ impl Session {
             return;
         }
         if self.agent.turn.is_none() {
-            if self.agent.view == View::UntilPrompt {
-                // This prompt started while the turn still hid the shell's
-                // output (a slow prompt: themes run programs in precmd), so
-                // its start was not shown: ask for another.
-                self.proxy.fresh_prompt();
-                return;
-            }
-            if !self.agent.typeahead.is_empty() && self.agent.view == View::Shell {
-                let keys = std::mem::take(&mut self.agent.typeahead);
+            if let Some(keys) = self.exec.idle_prompt(&mut self.proxy) {
                 self.on_input(&keys);
             }
             return;
         }
-        self.agent.shell_ready = true;
-        if let Some(r) = self.agent.running.take_if(|r| !r.started) {
+        if let Some(u) = self.exec.turn_prompt(&self.proxy) {
             // The line never ran: report what the shell said about it.
-            let said = ua_context::clean::strip_escapes(&r.before_start);
-            let said: String = said.replace("\r\n", "\n").lines().skip(1).collect::<Vec<_>>().join("\n");
-            let out = self.agent.render.text(&format!("{said}\n"));
+            let out = self.agent.render.text(&format!("{}\n", u.said));
             self.show(&out);
-            let code = self.proxy.last_exit().unwrap_or(0);
-            let framed = frame_tool_output(Some(code), &said, false);
-            let effects = self.turn_input(|t| t.command_done(code, framed));
+            let framed = frame_tool_output(Some(u.exit_code), &u.said, false);
+            let effects = self.turn_input(|t| t.command_done(u.exit_code, framed));
             self.apply(effects);
             return;
         }
-        if let Some(p) = self.agent.waiting_run.take() {
-            self.run_command(p);
-        }
+        self.type_waiting();
     }
 
-    /// Shell output while a turn routes it (the agent's view is not
-    /// [`View::Shell`]): shown and captured, or held back.
+    /// Shell output while a turn routes it (the executor is active): shown
+    /// and captured, or held back.
     pub(in crate::session) fn route_in_turn(&mut self, bytes: &[u8]) {
-        match self.agent.view {
-            View::Shell => {}
-            View::Command => {
+        match self.exec.route(bytes) {
+            Routed::Hidden => {}
+            Routed::Shown => {
                 self.proxy.shown_for_agent(bytes);
-                if let Some(r) = self.agent.running.as_mut() {
-                    r.capture.push(bytes);
-                }
-                if self.agent.plain_output {
-                    // A file or pipe gets text a line at a time: the end of
-                    // the last line may be the shell's PROMPT_SP, which
-                    // only the command's end tells apart.
-                    self.agent.plain_held.extend_from_slice(bytes);
-                    let held = &self.agent.plain_held;
-                    let upto = match held.iter().rposition(|&b| b == b'\n') {
-                        Some(nl) => nl + 1,
-                        None if held.len() > PLAIN_LINE_MAX => held.len(),
-                        None => 0,
-                    };
-                    let line: Vec<u8> = self.agent.plain_held.drain(..upto).collect();
-                    self.write_plain(&line);
-                } else {
-                    self.proxy.write_out(bytes);
-                }
+                self.proxy.write_out(bytes);
             }
-            View::Hidden | View::UntilPrompt => {
-                if let Some(r) = self.agent.running.as_mut().filter(|r| !r.started && r.before_start.len() < 64 * 1024)
-                {
-                    r.before_start.extend_from_slice(bytes);
+            Routed::Text(text) => {
+                self.proxy.shown_for_agent(bytes);
+                if !text.is_empty() {
+                    self.proxy.write_out(text.as_bytes());
                 }
             }
         }
@@ -185,12 +91,7 @@ impl Session {
     /// The shell started a command line (`133;C`): the agent's, if one
     /// waits for it.
     pub(in crate::session) fn agent_command_started(&mut self) {
-        if let Some(i) = self.agent.interrupting.as_mut() {
-            i.started = true;
-        }
-        if let Some(r) = self.agent.running.as_mut().filter(|r| !r.started) {
-            r.started = true;
-            self.agent.view = View::Command;
+        if self.exec.command_started() {
             // Refusals from before this command are not its own.
             if let Some(w) = self.agent.sandbox.as_mut() {
                 w.decisions();
@@ -200,66 +101,44 @@ impl Session {
 
     /// The shell finished a command line (`133;D`).
     pub(in crate::session) fn agent_command_ended(&mut self, code: Option<i32>) {
-        if self.agent.view == View::Command {
-            self.agent.view = View::Hidden;
-            let mut held = std::mem::take(&mut self.agent.plain_held);
-            if let Some(r) = crate::agent::capture::prompt_sp(&held) {
-                held.drain(r);
-            }
-            self.write_plain(&held);
-            if let Some(r) = self.agent.running.as_mut() {
-                r.capture.drop_prompt_sp();
-            }
-            self.command_finished(code.unwrap_or(0));
+        let Some((rest, finished)) = self.exec.command_ended(code) else { return };
+        if !rest.is_empty() {
+            self.proxy.write_out(rest.as_bytes());
         }
-    }
-
-    /// Command output to a file or pipe: text, with no escape sequence
-    /// (colours, the shell's own markers) and no carriage returns.
-    pub(super) fn write_plain(&mut self, bytes: &[u8]) {
-        if bytes.is_empty() {
-            return;
+        if let Some(f) = finished {
+            self.command_finished(f);
         }
-        self.agent.plain_text.feed(bytes);
-        let text = self.agent.plain_text.drain().replace(['\r', '\x08'], "");
-        self.proxy.write_out(text.as_bytes());
     }
 
     /// The shell started drawing a prompt (`133;A`).
     pub(in crate::session) fn agent_prompt_started(&mut self) {
-        if self.agent.view == View::UntilPrompt {
+        if self.exec.prompt_started() {
             // The turn left the cursor at the start of a line, where the
             // prompt is drawn now.
-            self.agent.view = View::Shell;
             self.proxy.line_starts();
         }
     }
 
-    pub(super) fn command_finished(&mut self, code: i32) {
-        let Some(r) = self.agent.running.take() else { return };
-        self.agent.render.set_line_start(r.capture.ends_line());
+    fn command_finished(&mut self, f: Finished) {
+        self.agent.render.set_line_start(f.ends_line);
         let out = self.agent.render.hand_over();
         self.show(&out);
-        let truncated = r.capture.truncated();
-        let mut output = r.capture.text(r.proposal.mode);
-        if r.timed_out {
-            let secs = self.agent.opts.command_timeout.as_secs();
-            output.push_str(&format!("\n[interrupted by unixagent: still running after {secs} s]"));
-        }
+        let code = f.exit_code;
+        let mut output = f.output;
         self.explain_sandbox(&mut output, code);
-        let framed = frame_tool_output(Some(code), &output, truncated);
+        let framed = frame_tool_output(Some(code), &output, f.truncated);
         self.journal(JournalEntry::ToolResult {
             turn: self.agent.turn_no,
-            tool_use_id: r.proposal.id.clone(),
-            command: r.proposal.command.clone(),
+            tool_use_id: f.proposal.id.clone(),
+            command: f.proposal.command.clone(),
             exit_code: Some(code),
             output: framed.clone(),
             is_error: code != 0,
-            truncated,
-            duration_ms: u64::try_from(r.began.elapsed().as_millis()).unwrap_or(u64::MAX),
+            truncated: f.truncated,
+            duration_ms: u64::try_from(f.duration.as_millis()).unwrap_or(u64::MAX),
         });
-        self.audit_outcome(code, r.began.elapsed());
-        let status = if r.timed_out {
+        self.audit_outcome(code, f.duration);
+        let status = if f.timed_out {
             CommandStatus::Timeout
         } else if code == 0 {
             CommandStatus::Ok
@@ -311,12 +190,6 @@ impl Session {
             self.show(&out);
             self.agent.spin_at = Some(now + SPINNER_FRAME);
         }
-        if let Some(r) = self.agent.running.as_mut().filter(|r| !r.timed_out && r.timeout_at <= now) {
-            r.timed_out = true;
-            // As if the user pressed Ctrl+C: the shell's foreground job
-            // gets SIGINT.
-            self.interrupt_command();
-        }
-        self.watch_interrupt(now);
+        self.exec.on_deadline(now, &mut self.proxy);
     }
 }
