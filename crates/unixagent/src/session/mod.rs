@@ -13,7 +13,7 @@
 //! unixagent's bookkeeping.
 
 use std::ffi::OsString;
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::AsFd;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -21,21 +21,17 @@ use anyhow::Context;
 use nix::sys::signal::Signal;
 use tokio::io::unix::AsyncFd;
 use tokio::signal::unix::{SignalKind, signal};
-use tokio::time::Instant;
 use ua_term::integration::{self, ShellSpec};
-use ua_term::intercept::Action;
-use ua_term::osc::ShellEvent;
 use ua_term::pty::Pty;
-use ua_term::state::Transition;
 
 use crate::agent::backend;
 use crate::agent::turn::Limits;
-use crate::keyboard::Keys;
 use crate::{shell, terminal};
 
-mod agent;
-mod batch;
+mod driver;
+mod event_loop;
 mod executor;
+mod front;
 mod outbox;
 mod proxy;
 mod record;
@@ -243,72 +239,83 @@ async fn run_async(opts: Options, batch: Option<BatchOptions>) -> anyhow::Result
     let out_tty = nix::unistd::isatty(std::io::stdout().as_fd()).unwrap_or(false);
 
     let quiet = batch.as_ref().is_some_and(|b| b.plain.is_none());
-    let exec = executor::Executor::new(opts.agent.command_timeout, opts.agent.output_cap, oneshot && !out_tty, oneshot);
-    let mut s = Session {
-        proxy: proxy::Proxy::new(proxy::ProxySetup {
-            pty,
-            aid: launch.aid.clone(),
-            integrated: launch.integrated,
-            scripts: launch.scripts,
-            shell_name: launch.kind.name(),
-            shell_path: opts.shell.clone(),
-            size: (cols, rows),
-            integration_timeout: opts.integration_timeout,
-            shell_debug: opts.shell_debug,
-            colour,
-            quiet,
-        }),
-        agent: agent::AgentSide::new(
-            opts.agent,
-            opts.oneshot,
-            colour && out_tty,
-            out_tty,
-            stdin_tty,
-            cols,
-            agent::Records::new(id.clone(), journal, index),
-        ),
-        exec,
-        out: outbox::Outbox::default(),
-        exit_now: None,
-        batch: None,
-        batch_rx: None,
+    let proxy = proxy::Proxy::new(proxy::ProxySetup {
+        pty,
+        aid: launch.aid.clone(),
+        integrated: launch.integrated,
+        scripts: launch.scripts,
+        shell_name: launch.kind.name(),
+        shell_path: opts.shell.clone(),
+        size: (cols, rows),
+        integration_timeout: opts.integration_timeout,
+        shell_debug: opts.shell_debug,
+        colour,
+        quiet,
+    });
+    let agent = opts.agent;
+    let mut exec = executor::Executor::new(agent.command_timeout, agent.output_cap, oneshot && !out_tty, oneshot);
+    let turns = driver::TurnOptions {
+        limits: agent.limits,
+        include_env: agent.include_env,
+        terminal_lines: agent.terminal_lines,
+        pricing: agent.pricing,
     };
-    s.agent.sandbox = watch;
-    s.agent.blocked = blocked;
-    if let Some(opts) = batch {
-        let (b, rx) = batch::Batch::new(opts);
-        s.batch = Some(b);
-        s.batch_rx = rx;
-        s.exec.set_batch();
-        s.set_can_ask(s.batch.as_ref().is_some_and(|b| b.can_ask()));
+    let mut driver = driver::Driver::new(
+        turns,
+        driver::ModelCall::new(agent.backend),
+        driver::Gatekeeper::new(agent.confirm, agent.judge, agent.policy_layers),
+        driver::Records::new(id.clone(), journal, index),
+    );
+    driver.set_can_ask(stdin_tty);
+    if let Some(w) = watch {
+        driver.set_sandbox(w);
     }
+    if let Some(why) = blocked {
+        driver.set_blocked(why);
+    }
+    let batch = batch.map(front::Batch::new);
+    let front: Box<dyn front::FrontEnd> = if batch.as_ref().is_some_and(front::Batch::ndjson) {
+        Box::new(front::NdjsonFront)
+    } else {
+        let render = crate::agent::render::Renderer::new(colour && out_tty, cols, out_tty);
+        Box::new(front::TerminalFront::new(render, batch.is_some() || (oneshot && !out_tty)))
+    };
+    if let Some(b) = &batch {
+        exec.set_batch();
+        driver.set_can_ask(b.can_ask());
+    }
+    let mut s = event_loop::Session::new((proxy, exec, driver), front, batch, opts.oneshot);
     let cwd = std::env::current_dir().map(|d| d.display().to_string()).unwrap_or_default();
     // Journaled (and so in the index) before anyone is told the id: a
     // program that reads it and looks the session up finds it running.
     if resumed.is_none() {
-        s.journal(ua_protocol::journal::JournalEntry::SessionStart {
+        let entry = ua_protocol::journal::JournalEntry::SessionStart {
             session: id.clone(),
             pid: std::process::id(),
             shell: opts.shell.display().to_string(),
             cwd: cwd.clone(),
             os: std::env::consts::OS.to_string(),
             version: env!("CARGO_PKG_VERSION").to_string(),
-        });
+        };
+        s.drive(|d, out| d.record(entry, out));
     }
-    if s.json() {
-        s.emit(ua_protocol::agent::AgentEvent::Session {
+    // The first event of the stream (a terminal draws nothing for it).
+    s.drive(|d, out| {
+        out.event(ua_protocol::agent::AgentEvent::Session {
             v: ua_protocol::agent::SCHEMA_VERSION,
             id,
-            journal: s.agent.records.journal_path().map(|p| p.display().to_string()),
+            journal: d.journal_path().map(|p| p.display().to_string()),
             shell: opts.shell.display().to_string(),
             cwd: cwd.clone(),
         });
-    }
+    });
     if let Some(r) = resumed {
-        s.continue_from(r, &opts.shell, &cwd, opts.resume.as_ref().map(|r| r.used).unwrap_or_default());
+        let used = opts.resume.as_ref().map(|r| r.used).unwrap_or_default();
+        // A terminal was told of the resume as the session started.
+        s.drive(|d, out| d.continue_from(r, (&opts.shell, &cwd), used, quiet, out));
     }
     let code = s.run(&master, keys, &mut signals).await;
-    s.journal(ua_protocol::journal::JournalEntry::SessionEnd { exit_code: Some(code) });
+    s.drive(|d, out| d.record(ua_protocol::journal::JournalEntry::SessionEnd { exit_code: Some(code) }, out));
     drop(raw);
     Ok(code)
 }
@@ -317,7 +324,7 @@ async fn run_async(opts: Options, batch: Option<BatchOptions>) -> anyhow::Result
 fn start_sandbox(
     rules: Result<ua_sandbox::Rules, String>,
     launch: &mut integration::Launch,
-) -> Result<(crate::sandbox::Prepared, agent::SandboxWatch), String> {
+) -> Result<(crate::sandbox::Prepared, driver::SandboxWatch), String> {
     let rules = rules?;
     crate::sandbox::check(&rules)?;
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
@@ -325,7 +332,7 @@ fn start_sandbox(
     let (program, args) = prepared.wrap(&launch.program, &launch.args)?;
     launch.program = program;
     launch.args = args;
-    Ok((prepared, agent::SandboxWatch { rules, decisions: rx }))
+    Ok((prepared, driver::SandboxWatch::new(rules, rx)))
 }
 
 /// The run ends before the shell starts: one line on stderr and, for
@@ -479,234 +486,5 @@ impl Signals {
             int: signal(SignalKind::interrupt())?,
             quit: signal(SignalKind::quit())?,
         })
-    }
-}
-
-struct Session {
-    /// The PTY and the shell's state.
-    proxy: proxy::Proxy,
-    agent: agent::AgentSide,
-    /// Runs the agent's commands in the shell.
-    exec: executor::Executor,
-    /// What the parts asked for and the loop has not carried out yet.
-    out: outbox::Outbox,
-    /// Set when the session should end now with this status (a one-shot
-    /// instruction is done).
-    exit_now: Option<i32>,
-    /// Batch mode (`--json`).
-    batch: Option<batch::Batch>,
-    /// Batch mode's input lines, until stdin closes.
-    batch_rx: Option<tokio::sync::mpsc::UnboundedReceiver<String>>,
-}
-
-impl Session {
-    async fn run(
-        &mut self,
-        master: &AsyncFd<OwnedFd>,
-        keys: Option<crate::keyboard::Keyboard>,
-        sig: &mut Signals,
-    ) -> i32 {
-        let mut buf = vec![0u8; 64 * 1024];
-        let mut pty_open = true;
-        let mut keys_open = keys.is_some();
-        let mut keys = keys;
-        let mut writer: Option<AsyncFd<OwnedFd>> = None;
-        loop {
-            if !self.proxy.has_queued() {
-                writer = None;
-            } else if writer.is_none() && pty_open {
-                writer = self
-                    .proxy
-                    .pty()
-                    .clone_fd()
-                    .ok()
-                    // SAFETY: as for `master`: the AsyncFd owns the descriptor.
-                    .and_then(|fd| unsafe { AsyncFd::register_with_interest(fd, tokio::io::Interest::WRITABLE) }.ok());
-            }
-            if let Some(code) = self.exit_now {
-                return code;
-            }
-            let approval = self.batch.as_ref().and_then(|b| b.approval_deadline);
-            let deadline = [self.proxy.deadline(), self.agent.deadline(), self.exec.deadline(), approval]
-                .into_iter()
-                .flatten()
-                .min();
-            tokio::select! {
-                biased;
-                _ = sig.child.recv() => {
-                    if let Some(code) = self.proxy.pty().try_wait() {
-                        self.proxy.drain(&mut buf);
-                        if self.batch.is_some() {
-                            self.batch_shell_exited(code.0);
-                        }
-                        return code.0;
-                    }
-                }
-                _ = sig.term.recv() => if self.batch.is_some() { self.batch_signal() } else { self.proxy.hang_up() },
-                _ = sig.hup.recv() => self.proxy.hang_up(),
-                _ = sig.int.recv() => if self.batch.is_some() { self.batch_signal() },
-                _ = sig.quit.recv() => {}
-                _ = sig.winch.recv() => self.resize(),
-                ready = master.readable(), if pty_open => {
-                    let Ok(mut guard) = ready else { pty_open = false; continue };
-                    match guard.try_io(|fd| nix::unistd::read(fd.get_ref(), &mut buf).map_err(std::io::Error::from)) {
-                        Ok(Ok(n)) if n > 0 => self.on_output(&buf[..n]),
-                        // EOF or EIO: every process holding the shell's side
-                        // has closed it; the shell's exit comes as SIGCHLD.
-                        Ok(_) => pty_open = false,
-                        Err(_would_block) => {}
-                    }
-                }
-                ready = writable(&writer), if pty_open && writer.is_some() => {
-                    if let Ok(mut guard) = ready {
-                        let pending = self.proxy.take_queued();
-                        match guard.try_io(|fd| nix::unistd::write(fd.get_ref(), &pending).map_err(std::io::Error::from)) {
-                            Ok(Ok(n)) => self.proxy.requeue(pending[n..].to_vec()),
-                            Ok(Err(_)) => {}
-                            Err(_would_block) => self.proxy.requeue(pending),
-                        }
-                    }
-                }
-                key = read_keys(&mut keys), if keys_open && self.agent.editing.is_none() => match key {
-                    Keys::Bytes(bytes) => self.on_input(bytes),
-                    Keys::Nothing => {}
-                    Keys::Gone => {
-                        // The terminal is gone (closed window, dropped ssh).
-                        keys_open = false;
-                        self.proxy.hang_up();
-                    }
-                },
-                wake = self.agent.model.wake(), if self.agent.model.waiting() => match wake {
-                    agent::ModelWake::Event(event) => self.on_model_event(event),
-                    agent::ModelWake::Built(built) => self.on_backend_built(built),
-                },
-                gated = self.agent.gate.decided(), if self.agent.gate.deciding() => {
-                    self.on_gated(gated);
-                }
-                edited = agent::recv_once(&mut self.agent.editing), if self.agent.editing.is_some() => {
-                    self.on_edited(edited);
-                }
-                line = batch::next_line(&mut self.batch_rx), if self.batch_rx.is_some() => {
-                    self.on_batch_line(line);
-                }
-                _ = sleep_until(deadline) , if deadline.is_some() => self.on_deadline(),
-            }
-        }
-    }
-
-    /// Shell output: each stretch up to a marker goes where the agent's
-    /// view says, then the marker takes effect, so what a marker changes
-    /// (a turn starting at a fresh prompt, a command's output beginning)
-    /// applies from the next byte on.
-    fn on_output(&mut self, bytes: &[u8]) {
-        let mut events = self.proxy.scan(bytes);
-        let mut pos = 0;
-        for (end, e) in events.drain(..) {
-            // Up to the end of the marker: in plain output (a file or pipe,
-            // `ssh host '# …'`) it is stripped with every other escape.
-            self.route(&bytes[pos..end]);
-            pos = end;
-            self.on_marker(&e);
-        }
-        self.proxy.scanned(events);
-        self.route(&bytes[pos..]);
-        if self.exec.active() {
-            return;
-        }
-        self.proxy.after_output();
-    }
-
-    fn route(&mut self, bytes: &[u8]) {
-        if bytes.is_empty() {
-            return;
-        }
-        if self.exec.active() {
-            self.route_in_turn(bytes);
-            return;
-        }
-        self.proxy.show(bytes);
-    }
-
-    /// The one place a shell marker takes effect, whether or not a turn
-    /// is running.
-    fn on_marker(&mut self, e: &ShellEvent) {
-        match self.proxy.marker(e, self.exec.active()) {
-            Transition::FreshInput => self.on_fresh_prompt(),
-            Transition::CommandStarted => self.agent_command_started(),
-            Transition::CommandFinished(code) => self.agent_command_ended(code),
-            Transition::IntegrationConfirmed | Transition::RedrawnInput | Transition::CwdChanged | Transition::None => {
-            }
-        }
-        if *e == ShellEvent::PromptStart {
-            self.agent_prompt_started();
-        }
-    }
-
-    fn on_input(&mut self, bytes: &[u8]) {
-        if self.agent.takes_keys() {
-            self.agent_keys(bytes);
-            return;
-        }
-        for action in self.proxy.keys(bytes) {
-            match action {
-                Action::Instruction(text) => {
-                    // The editor has ended its line.
-                    self.start_turn(&text);
-                }
-                other => self.proxy.act(other),
-            }
-        }
-    }
-
-    fn resize(&mut self) {
-        if let Some(width) = self.proxy.resize() {
-            self.agent.render.set_width(width);
-        }
-    }
-
-    fn on_deadline(&mut self) {
-        let now = Instant::now();
-        if let Some(u) = self.proxy.integration_expired(now) {
-            if self.agent.oneshot() || self.batch.is_some() {
-                let msg = startup::failure_message(u.shell_name, u.waited_ms, u.printed.as_deref(), true);
-                self.write_err(&msg);
-                if self.batch.is_some() {
-                    self.emit(ua_protocol::agent::AgentEvent::Error { message: msg, kind: "integration".into() });
-                    self.batch_finish(Some((ua_protocol::agent::RunStatus::Error, 1)));
-                }
-                self.exit_now = Some(1);
-                return;
-            }
-            let msg = startup::failure_message(u.shell_name, u.waited_ms, u.printed.as_deref(), false);
-            self.proxy.go_heuristic(&msg, now);
-        }
-        self.proxy.on_deadline(now);
-        self.agent_deadlines(now);
-        self.batch_deadline(now);
-    }
-}
-
-/// The next keystrokes (the branch is disabled when there is no keyboard).
-async fn read_keys(keys: &mut Option<crate::keyboard::Keyboard>) -> Keys<'_> {
-    match keys {
-        Some(k) => k.read().await,
-        None => std::future::pending().await,
-    }
-}
-
-/// Waits until the queued-write descriptor can take bytes.
-async fn writable(
-    writer: &Option<AsyncFd<OwnedFd>>,
-) -> std::io::Result<tokio::io::unix::AsyncFdReadyGuard<'_, OwnedFd>> {
-    match writer {
-        Some(w) => w.writable().await,
-        None => std::future::pending().await,
-    }
-}
-
-async fn sleep_until(deadline: Option<Instant>) {
-    match deadline {
-        Some(d) => tokio::time::sleep_until(d).await,
-        None => std::future::pending().await,
     }
 }

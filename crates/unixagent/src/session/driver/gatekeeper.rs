@@ -7,10 +7,18 @@
 //! while a decision is on its way; the turn driver hands the result back
 //! with [`Gatekeeper::settle`].
 
-use super::*;
-use crate::agent::gate::JudgeSettings;
-use ua_policy::gate::Decision;
-use ua_policy::grants::Grant;
+use std::sync::Arc;
+use std::time::Duration;
+
+use ua_backend::provider::Provider;
+use ua_policy::gate::{Decision, Request as PolicyRequest};
+use ua_policy::grants::{Grant, Grants};
+
+use crate::agent::ConfirmMode;
+use crate::agent::confirm::{self, Situation};
+use crate::agent::gate::{Gated, JudgeSettings, Policy};
+use crate::agent::turn::{Outcome, Proposal, Verdict};
+use ua_protocol::journal::DecisionOutcome;
 
 /// A gate decision, with the policy it was made by (loaded on first use).
 #[derive(Debug)]
@@ -19,6 +27,27 @@ pub(in crate::session) struct GateDone {
     gated: Gated,
     policy: Arc<Policy>,
     warnings: Vec<String>,
+}
+
+/// A verdict after the confirm mode and the plan ([`Gatekeeper::confirm`]).
+#[derive(Debug)]
+pub(in crate::session) struct Confirmed {
+    pub verdict: Verdict,
+    /// Decided without a question: the journal's outcome and approver.
+    pub decided: Option<(DecisionOutcome, &'static str)>,
+    /// What the audit log gets for it.
+    pub audit: Option<Audit>,
+    /// A `y` to the question about it approves the rest of the plan.
+    pub approves_plan: bool,
+}
+
+/// The audit record of a decision made without a question.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(in crate::session) enum Audit {
+    /// The person's `y` to the plan approved it.
+    ApprovedByPlan,
+    /// The policy's own decision (recorded when the policy made it).
+    Policy,
 }
 
 /// The safety pipeline, its pending decision and the session's grants.
@@ -45,7 +74,14 @@ impl Gatekeeper {
         Self { confirm, judge, layers, policy: None, loader: None, deciding: None, grants: Grants::new(), last: None }
     }
 
-    pub(in crate::session) fn confirm(&self) -> ConfirmMode {
+    /// A policy already loaded (tests decide with one made for them).
+    #[cfg(test)]
+    pub(in crate::session) fn with_policy(mut self, policy: Policy) -> Self {
+        self.policy = Some(Arc::new(policy));
+        self
+    }
+
+    pub(in crate::session) fn mode(&self) -> ConfirmMode {
         self.confirm
     }
 
@@ -101,7 +137,14 @@ impl Gatekeeper {
     /// The decision on its way, once it is made (`None` when there is
     /// none: the branch waiting on it is off).
     pub(in crate::session) async fn decided(&mut self) -> Option<Result<GateDone, tokio::task::JoinError>> {
-        join_once(&mut self.deciding).await
+        match &mut self.deciding {
+            Some(task) => {
+                let done = task.await;
+                self.deciding = None;
+                Some(done)
+            }
+            None => std::future::pending().await,
+        }
     }
 
     /// Drops the decision on its way (the turn ended).
@@ -125,20 +168,44 @@ impl Gatekeeper {
     }
 
     /// The confirm mode and the plan applied to a verdict
-    /// ([`confirm::step`]), and whether a session grant allowed it.
-    pub(in crate::session) fn step(
-        &self,
-        verdict: &Verdict,
-        plan_approved: bool,
-        can_ask: bool,
-    ) -> (confirm::Step, bool) {
+    /// ([`confirm::step`]): what the turn takes, and what the journal and
+    /// the audit log get now.
+    pub(in crate::session) fn confirm(&self, mut verdict: Verdict, plan_approved: bool, can_ask: bool) -> Confirmed {
         let granted = self
             .last
             .as_ref()
             .and_then(|g| g.decision.as_ref())
             .is_some_and(|d| matches!(d.decided_by, ua_policy::gate::DecidedBy::Grant { .. }));
         let situation = Situation { mode: self.confirm, plan_approved, granted, can_ask };
-        (confirm::step(verdict, situation), granted)
+        let step = confirm::step(&verdict, situation);
+        let (decided, audit, approves_plan) = match step {
+            confirm::Step::Run { by_plan: true } => {
+                verdict.outcome = Outcome::Allow;
+                verdict.reason = "approved with the plan".into();
+                (Some((DecisionOutcome::Run, "human")), Some(Audit::ApprovedByPlan), false)
+            }
+            confirm::Step::Ask { approves_plan, .. } => {
+                if verdict.outcome == Outcome::Allow {
+                    verdict.reason = format!("{} (confirm_mode = each asks anyway)", verdict.reason);
+                }
+                verdict.outcome = Outcome::Ask;
+                (None, None, approves_plan)
+            }
+            confirm::Step::Run { by_plan: false } | confirm::Step::Deny => {
+                let outcome = if step == confirm::Step::Deny {
+                    if verdict.outcome == Outcome::Ask {
+                        verdict.reason =
+                            format!("approval is needed and there is no terminal to ask on: {}", verdict.reason);
+                    }
+                    verdict.outcome = Outcome::Deny;
+                    DecisionOutcome::Denied
+                } else {
+                    DecisionOutcome::Run
+                };
+                (Some((outcome, if granted { "grant" } else { "policy" })), Some(Audit::Policy), false)
+            }
+        };
+        Confirmed { verdict, decided, audit, approves_plan }
     }
 
     /// The rule, hook, grant or mode behind the last decision.
@@ -173,107 +240,5 @@ impl Gatekeeper {
         if let (Some(policy), Some((req, d))) = (&self.policy, self.last()) {
             policy.post_exec(req.clone(), d.clone(), exit_code, duration);
         }
-    }
-}
-
-impl Session {
-    /// The gate. Until the safety pipeline decides, every command asks,
-    /// except one the user allowed for the session with `a`.
-    /// Sends a proposal through the safety pipeline. The policy is loaded
-    /// on first use; hooks run on a blocking thread and the judge on the
-    /// network, so the loop goes on meanwhile and the answer comes back
-    /// through [`Session::on_gated`].
-    pub(super) fn start_gate(&mut self, p: Proposal) {
-        if !self.proxy.markers() {
-            let verdict = Verdict {
-                outcome: Outcome::Deny,
-                risk: "unrated".into(),
-                reason: "shell integration is not working in this shell, so unixagent cannot run commands in it".into(),
-                note: None,
-                strong: false,
-                rewritten: None,
-            };
-            self.on_verdict(p, verdict, false);
-            return;
-        }
-        let request = PolicyRequest {
-            command: p.command.clone(),
-            cwd: self.agent.snapshot.cwd.clone(),
-            session: self.agent.records.session_id().to_string(),
-            depth: 0,
-            human_attached: self.agent.can_ask,
-            instruction: self.agent.instruction.clone(),
-        };
-        let provider = self.agent.model.provider();
-        self.agent.spin_at = Some(Instant::now());
-        self.agent.gate.decide(p, request, provider);
-    }
-
-    pub(in crate::session) fn on_gated(&mut self, done: Option<Result<GateDone, tokio::task::JoinError>>) {
-        self.agent.spin_at = None;
-        let out = self.agent.render.clear();
-        self.show(&out);
-        let Some(Ok(done)) = done else {
-            // Cancelled (the turn ended) or the task failed: nothing to do
-            // for a turn that is gone; a live one is told.
-            if self.agent.turn.as_ref().is_some_and(|t| t.current().is_some()) {
-                let effects = self.turn_input(|t| t.cancel());
-                self.apply(effects);
-            }
-            return;
-        };
-        let (proposal, verdict, warnings) = self.agent.gate.settle(done);
-        for w in &warnings {
-            self.notice(format!("unixagent: {w}"));
-        }
-        self.on_verdict(proposal, verdict, true);
-    }
-
-    /// Applies the confirm mode to the gate's verdict ([`confirm::step`])
-    /// and hands it to the turn.
-    pub(super) fn on_verdict(&mut self, p: Proposal, mut verdict: Verdict, from_policy: bool) {
-        let (step, granted) = self.agent.gate.step(&verdict, self.agent.asking.plan_approved(), self.agent.can_ask);
-        self.agent.asking.set_approves_plan(false);
-        match step {
-            confirm::Step::Run { by_plan: true } => {
-                verdict.outcome = Outcome::Allow;
-                verdict.reason = "approved with the plan".into();
-                self.journal_decision(&p, DecisionOutcome::Run, &verdict.reason, "human", &verdict.risk);
-                self.audit_human(true);
-            }
-            confirm::Step::Ask { approves_plan, .. } => {
-                if verdict.outcome == Outcome::Allow {
-                    verdict.reason = format!("{} (confirm_mode = each asks anyway)", verdict.reason);
-                }
-                verdict.outcome = Outcome::Ask;
-                self.agent.asking.set_approves_plan(approves_plan);
-            }
-            confirm::Step::Run { by_plan: false } | confirm::Step::Deny => {
-                let outcome = if step == confirm::Step::Deny {
-                    if verdict.outcome == Outcome::Ask {
-                        verdict.reason =
-                            format!("approval is needed and there is no terminal to ask on: {}", verdict.reason);
-                    }
-                    verdict.outcome = Outcome::Deny;
-                    DecisionOutcome::Denied
-                } else {
-                    DecisionOutcome::Run
-                };
-                let approver = if granted { "grant" } else { "policy" };
-                self.journal_decision(&p, outcome, &verdict.reason, approver, &verdict.risk);
-                if from_policy {
-                    self.audit_decision();
-                }
-            }
-        }
-        if let Some(r) = verdict.rewritten.as_ref().filter(|r| r.by_hook) {
-            self.notice(format!("a hook rewrote the command: {}", r.command));
-        }
-        if verdict.outcome == Outcome::Deny {
-            let rule = self.decided_by();
-            self.emit(events::command(&p, &verdict, GateDecision::Deny, rule));
-        }
-        let effects = self.turn_input(|t| t.verdict(verdict));
-        self.apply(effects);
     }
 }

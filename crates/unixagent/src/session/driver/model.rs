@@ -17,7 +17,6 @@ use ua_backend::limits::{CallLimits, Recovery};
 use ua_backend::provider::{EventStream, Fallback, Provider, Request};
 use ua_backend::tokens::{BudgetStatus, SessionBudget, estimate_prompt};
 use ua_context::fit::retry_budget;
-use ua_protocol::conversation::Message;
 use ua_protocol::event::{StopReason, StreamEvent, Usage};
 use ua_protocol::tool::ToolDefinition;
 
@@ -125,6 +124,13 @@ impl ModelCall {
         }
     }
 
+    /// A provider already built (tests drive turns with a fake one).
+    #[cfg(test)]
+    pub(in crate::session) fn with_provider(mut self, provider: Arc<Fallback>) -> Self {
+        self.provider = Some(provider);
+        self
+    }
+
     /// A new turn: its calls count from one, and it may summarise once.
     pub(in crate::session) fn new_turn(&mut self) {
         self.call_no = 0;
@@ -210,7 +216,7 @@ impl ModelCall {
         tokio::select! {
             biased;
             event = next(&mut self.stream), if self.stream.is_some() => ModelWake::Event(event),
-            built = super::recv_once(&mut self.building), if self.building.is_some() => ModelWake::Built(built),
+            built = built(&mut self.building), if self.building.is_some() => ModelWake::Built(built),
             else => std::future::pending().await,
         }
     }
@@ -356,9 +362,16 @@ async fn next(stream: &mut Option<EventStream>) -> Option<Result<StreamEvent, Ba
     }
 }
 
-/// A summary request: the transcript as one user message.
-pub(in crate::session) fn summary_request(system: &str, message: Message) -> Request {
-    Request { system: system.to_string(), messages: vec![message], tools: vec![], max_tokens: Some(1024) }
+/// The backend, once built (the branch is disabled while none is).
+async fn built(rx: &mut Option<oneshot::Receiver<Result<Built, String>>>) -> Option<Result<Built, String>> {
+    match rx {
+        Some(r) => {
+            let v = r.await.ok();
+            *rx = None;
+            v
+        }
+        None => std::future::pending().await,
+    }
 }
 
 /// A backend error's kind as the `kind` of an `error` event
