@@ -21,7 +21,6 @@ use anyhow::Context;
 use nix::errno::Errno;
 use nix::sys::signal::Signal;
 use tokio::io::unix::AsyncFd;
-use tokio::signal::unix::{SignalKind, signal};
 use tokio::time::Instant;
 use ua_term::column::LineTail;
 use ua_term::heuristic;
@@ -133,7 +132,7 @@ pub fn run(mut opts: Options) -> anyhow::Result<i32> {
 
 async fn run_async(opts: Options, batch: Option<BatchOptions>) -> anyhow::Result<i32> {
     // Signals are registered before the shell exists so that none is lost.
-    let mut signals = Signals::new()?;
+    let mut signals = crate::signals::Signals::new()?;
     let mut launch = integration::prepare(&ShellSpec {
         program: opts.shell.clone(),
         login: opts.login,
@@ -463,31 +462,6 @@ fn session_id() -> String {
     format!("{t}-{}", std::process::id())
 }
 
-struct Signals {
-    winch: tokio::signal::unix::Signal,
-    child: tokio::signal::unix::Signal,
-    term: tokio::signal::unix::Signal,
-    hup: tokio::signal::unix::Signal,
-    // SIGINT/SIGQUIT sent to unixagent itself (not typed: in raw mode
-    // Ctrl+C is a byte for the shell) must not kill it and leave the
-    // terminal raw; they are received and ignored.
-    int: tokio::signal::unix::Signal,
-    quit: tokio::signal::unix::Signal,
-}
-
-impl Signals {
-    fn new() -> std::io::Result<Self> {
-        Ok(Self {
-            winch: signal(SignalKind::window_change())?,
-            child: signal(SignalKind::child())?,
-            term: signal(SignalKind::terminate())?,
-            hup: signal(SignalKind::hangup())?,
-            int: signal(SignalKind::interrupt())?,
-            quit: signal(SignalKind::quit())?,
-        })
-    }
-}
-
 struct Session {
     pty: Pty,
     scanner: OscScanner,
@@ -532,7 +506,7 @@ impl Session {
         &mut self,
         master: &AsyncFd<OwnedFd>,
         keys: Option<crate::keyboard::Keyboard>,
-        sig: &mut Signals,
+        sig: &mut crate::signals::Signals,
     ) -> i32 {
         let mut buf = vec![0u8; 64 * 1024];
         let mut pty_open = true;
@@ -561,28 +535,50 @@ impl Session {
                     .min();
             tokio::select! {
                 biased;
-                _ = sig.child.recv() => {
-                    if let Some(code) = self.pty.try_wait() {
+                fired = sig.next() => {
+                    if fired.child
+                        && let Some(code) = self.pty.try_wait()
+                    {
                         self.drain(&mut buf);
                         if self.batch.is_some() {
                             self.batch_shell_exited(code.0);
                         }
                         return code.0;
                     }
+                    if fired.term {
+                        if self.batch.is_some() { self.batch_signal() } else { self.hang_up() }
+                    }
+                    if fired.hup {
+                        self.hang_up();
+                    }
+                    if fired.int && self.batch.is_some() {
+                        self.batch_signal();
+                    }
+                    // SIGQUIT is received only so that it cannot kill us.
+                    if fired.winch {
+                        self.resize();
+                    }
                 }
-                _ = sig.term.recv() => if self.batch.is_some() { self.batch_signal() } else { self.hang_up() },
-                _ = sig.hup.recv() => self.hang_up(),
-                _ = sig.int.recv() => if self.batch.is_some() { self.batch_signal() },
-                _ = sig.quit.recv() => {}
-                _ = sig.winch.recv() => self.resize(),
-                ready = master.readable(), if pty_open => {
+                ready = std::future::poll_fn(|cx| master.poll_read_ready(cx)), if pty_open => {
                     let Ok(mut guard) = ready else { pty_open = false; continue };
-                    match guard.try_io(|fd| nix::unistd::read(fd.get_ref(), &mut buf).map_err(std::io::Error::from)) {
-                        Ok(Ok(n)) if n > 0 => self.on_output(&buf[..n]),
+                    match nix::unistd::read(guard.get_inner(), &mut buf) {
+                        Ok(n) if n > 0 => {
+                            // A short read emptied the queue: wait for the
+                            // next edge rather than read again only to hear
+                            // EAGAIN. Data the line discipline had not taken
+                            // in yet comes with a wake-up of its own, and a
+                            // clear is dropped when an event came in since
+                            // this one, so nothing is missed.
+                            if n < buf.len() {
+                                guard.clear_ready();
+                            }
+                            self.on_output(&buf[..n]);
+                        }
+                        Err(Errno::EAGAIN) => guard.clear_ready(),
+                        Err(Errno::EINTR) => {}
                         // EOF or EIO: every process holding the shell's side
                         // has closed it; the shell's exit comes as SIGCHLD.
-                        Ok(_) => pty_open = false,
-                        Err(_would_block) => {}
+                        Ok(_) | Err(_) => pty_open = false,
                     }
                 }
                 ready = writable(&writer), if pty_open && writer.is_some() => {
@@ -738,6 +734,14 @@ impl Session {
     fn on_input(&mut self, bytes: &[u8]) {
         if self.agent.takes_keys() {
             self.agent_keys(bytes);
+            return;
+        }
+        // While a command runs every key goes to it as it is.
+        if let Some(line_ended) = self.icpt.pass_through(bytes) {
+            self.send(bytes);
+            if line_ended {
+                self.state.line_ended();
+            }
             return;
         }
         // Without markers, a key typed at a line that looks like a prompt

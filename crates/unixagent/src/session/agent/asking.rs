@@ -163,7 +163,7 @@ impl Session {
     }
 
     pub(in crate::session) fn on_edited(&mut self, edited: Option<Result<String, String>>) {
-        let _ = crossterm::terminal::enable_raw_mode();
+        let _ = crate::terminal::raw_on();
         match edited {
             Some(Ok(command)) if !command.trim().is_empty() => self.answer(Answer::Edit(command.trim().to_string())),
             Some(Ok(_)) | None => self.answer(Answer::Skip),
