@@ -68,6 +68,10 @@ __ua_ok() {
     return 0
 }
 
+__ua_set_status() {
+    return "$1"
+}
+
 # Single-quotes $1 into __ua_q, as `trap -p` prints an action.
 __ua_quote() {
     __ua_q=\'${1//\'/\'\\\'\'}\'
@@ -176,16 +180,20 @@ __ua_trim() {
 # --rcfile is ignored by login shells, so for a login session unixagent
 # starts an interactive non-login bash and this file loads the login files
 # in bash's order.
+# The $? and $_ the user's files leave are handed to the first prompt, as
+# bash does without us.
+__ua_status=0
+__ua_last=
 if [[ -n "${__UA_BASH_LOGIN-}" ]]; then
     unset __UA_BASH_LOGIN
-    if [[ -r /etc/profile ]]; then . /etc/profile; fi
+    if [[ -r /etc/profile ]]; then . /etc/profile; __ua_status=$? __ua_last=$_; fi
     for __ua_f in ~/.bash_profile ~/.bash_login ~/.profile; do
-        if [[ -r "$__ua_f" ]]; then . "$__ua_f"; break; fi
+        if [[ -r "$__ua_f" ]]; then . "$__ua_f"; __ua_status=$? __ua_last=$_; break; fi
     done
     unset __ua_f
 else
     # Debian's bash reads /etc/bash.bashrc itself even with --rcfile.
-    if [[ -r ~/.bashrc ]]; then . ~/.bashrc; fi
+    if [[ -r ~/.bashrc ]]; then . ~/.bashrc; __ua_status=$? __ua_last=$_; fi
 fi
 
 # PS0 (for 133;C) and `local -` need bash 4.4. Say why rather than fail at
@@ -341,3 +349,4 @@ if (( BASH_VERSINFO[0] * 100 + BASH_VERSINFO[1] < 501 )) && [[ ${PROMPT_COMMAND@
     PROMPT_COMMAND=$__ua_t
 fi
 __ua_hook
+__ua_set_status "$__ua_status" "$__ua_last" && __ua_ok "$__ua_last"
