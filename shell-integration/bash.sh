@@ -35,8 +35,9 @@ __ua_rc=${BASH_SOURCE[0]-}
 # not see. So while the user has a DEBUG trap, the one bash holds is ours:
 # it runs theirs, kept in __ua_trap_DEBUG, before every command but our
 # own: those of this file and its functions (by BASH_SOURCE) and our calls
-# in PROMPT_COMMAND (named __ua_…). Theirs runs inside ours, so
-# BASH_COMMAND, $?, $_ and the rest are what it would have seen.
+# in PROMPT_COMMAND (by their exact text, so that no command of the
+# user's or the agent's named like ours hides). Theirs runs inside ours,
+# so BASH_COMMAND, $?, $_ and the rest are what it would have seen.
 #
 # To hold theirs we must see it set, whenever that is: in their start-up
 # files, from a prompt hook (bash-preexec installs at its first prompt),
@@ -59,7 +60,7 @@ __ua_rc=${BASH_SOURCE[0]-}
 __ua_unset=('' '')
 # What stands in for the user's DEBUG and RETURN traps: theirs is written
 # into the last arm (an `eval` would leave its own $_ behind).
-__ua_trap_filter_DEBUG='case ${__ua_busy-}:${BASH_SOURCE-}:$BASH_COMMAND in 1:*|*:"$__ua_rc":*|*:*:__ua_*) ;; *) '
+__ua_trap_filter_DEBUG='case ${__ua_busy-}:${BASH_SOURCE-}:$BASH_COMMAND in 1:*|*:"$__ua_rc":*|*:*:__ua_ok|*:*:"__ua_ok \"\$_\""|*:*:"__ua_prompt_start \"\$_\""|*:*:"__ua_prompt_end \"\$_\"") ;; *) '
 __ua_trap_filter_RETURN='for __ua_busy in ${__ua_unset[__ua_busy=1]}1; do case ${__ua_unset[__ua_busy=0]}${BASH_SOURCE-} in "$__ua_rc") ;; *) '
 __ua_trap_filter_end_DEBUG=$'\n;; esac'
 __ua_trap_filter_end_RETURN=$'\n;; esac; done'
@@ -239,6 +240,8 @@ __ua_prompt_start() {
         printf '\e]133;D;%s;aid=%s\a' "$ret" "$__ua_aid"
         __ua_ran=0
     fi
+    # Only ever left set by a command that set it.
+    __ua_busy=
     __ua_url_path "$PWD"
     printf '\e]7;file://%s%s\a' "${HOSTNAME-}" "$__ua_url"
     printf '\e]133;A;aid=%s\a' "$__ua_aid"

@@ -78,7 +78,11 @@ fn keys(shell: &str) -> Vec<Option<&'static str>> {
     let last_arg = if shell.starts_with("fish") { "echo two $status" } else { "echo two $_" };
     let mut keys = vec![Some("echo one"), Some("false"), None, Some(last_arg)];
     if shell == "bash" {
-        keys.push(Some("with_cleanup; echo three"));
+        // A RETURN trap set inside a function, which stays set and runs
+        // again when a file sourced at the prompt returns (where the DEBUG
+        // trap sees the commands it runs); the traps as `trap -p` lists
+        // them.
+        keys.extend([Some("with_cleanup; echo three"), Some(". /dev/null"), Some("trap -p >>~/watch.log")]);
     }
     keys
 }
