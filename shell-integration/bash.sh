@@ -101,8 +101,13 @@ if (( BASH_VERSINFO[0] * 100 + BASH_VERSINFO[1] >= 404 )); then
             __ua_trap_print
             return
         elif (( $# == 1 )); then
-            # `trap SIG` resets SIG (the builtin says so if it is no signal).
-            action=-
+            # `trap SIG` resets SIG; anything else is the builtin's to
+            # answer.
+            u=${1^^}
+            case ${u#SIG} in
+                DEBUG | ERR | RETURN) action=- ;;
+                *) builtin trap "$@"; return ;;
+            esac
         else
             action=$1
             shift
@@ -139,7 +144,8 @@ if (( BASH_VERSINFO[0] * 100 + BASH_VERSINFO[1] >= 404 )); then
     # `trap -p [SIG…]` as the builtin prints it, with the user's DEBUG, ERR
     # and RETURN traps for what stands in for them.
     __ua_trap_print() {
-        local ret=0 out s u v q
+        local ret=0 out s u v
+        if [[ ${1-} == -- ]]; then shift; fi
         if (( $# == 0 )); then
             out=$(builtin trap -p)
             # What stands in for them shows here when `set -T` or `set -E`

@@ -24,7 +24,8 @@ fn setup(name: &'static str, shell: &'static str, right: bool) -> Setup {
 
 #[test]
 fn starship_on_zsh() {
-    let home = home_with(".zshrc", &format!("HISTFILE=~/.zsh_history\n{ZSH_HOOK_PROBE}\neval \"$(starship init zsh)\"\n"));
+    let home =
+        home_with(".zshrc", &format!("HISTFILE=~/.zsh_history\n{ZSH_HOOK_PROBE}\neval \"$(starship init zsh)\"\n"));
     let s = setup("starship zsh", "zsh", true);
     let mut t = check(&home, &s);
     run_line(&mut t, &s, "false");

@@ -264,14 +264,8 @@ fn knows_no_mark_prompt(fish: &std::path::Path) -> bool {
     let out = std::process::Command::new(fish).arg("--version").output().expect("fish --version");
     let text = String::from_utf8_lossy(&out.stdout);
     // "fish, version 4.0.2"
-    let version: Vec<u32> = text
-        .rsplit(' ')
-        .next()
-        .unwrap_or_default()
-        .trim()
-        .split(['.', '-'])
-        .map_while(|p| p.parse().ok())
-        .collect();
+    let version: Vec<u32> =
+        text.rsplit(' ').next().unwrap_or_default().trim().split(['.', '-']).map_while(|p| p.parse().ok()).collect();
     assert!(version.len() >= 2, "unexpected version text {text:?}");
     version >= vec![4, 0, 6]
 }
