@@ -184,13 +184,13 @@ __ua_trim() {
     __ua_t=${__ua_t%"${__ua_t##*[![:space:]]}"}
 }
 
-# --rcfile is ignored by login shells, so for a login session unixagent
-# starts an interactive non-login bash and this file loads the login files
-# in bash's order.
 # The $? and $_ the user's files leave are handed to the first prompt, as
 # bash does without us.
 __ua_status=0
 __ua_last=
+# --rcfile is ignored by login shells, so for a login session unixagent
+# starts an interactive non-login bash and this file loads the login files
+# in bash's order.
 if [[ -n "${__UA_BASH_LOGIN-}" ]]; then
     unset __UA_BASH_LOGIN
     if [[ -r /etc/profile ]]; then . /etc/profile; __ua_status=$? __ua_last=$_; fi
