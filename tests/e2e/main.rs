@@ -35,3 +35,4 @@ mod shells;
 mod sshd;
 mod support;
 mod transparency;
+mod watchers;
