@@ -61,6 +61,7 @@ use std::sync::LazyLock;
 use regex::{Captures, Regex, RegexSet};
 
 mod cmdline;
+mod files;
 
 /// The shortest value the generic rule considers.
 pub const MIN_GENERIC_LEN: usize = 20;
@@ -71,10 +72,21 @@ pub const SECRET_NAME_ENTROPY: f64 = 3.0;
 /// redacted.
 pub const OTHER_NAME_ENTROPY: f64 = 4.2;
 
+#[derive(PartialEq)]
 enum Check {
     Always,
-    /// The generic rule: entropy over the `s` group, threshold by the `k` group.
+    /// Always, but after the command-line pass: a rule that reads a value
+    /// from its name alone would otherwise take a word that follows
+    /// `--password= ` for its value.
+    Late,
+    /// The generic rule, also late: entropy over the `s` group, threshold
+    /// by the `k` group.
     Entropy,
+    /// The `s` (or `q`) group unless it is no secret ([`files::kept`]).
+    Value,
+    /// The `s` (or `q`) group when the `k` group names a secret, of the
+    /// kind it names; an INI value (`s`) only up to [`files::ini_value`].
+    NamedKey,
 }
 
 struct Rule {
@@ -127,7 +139,7 @@ const RULES: &[Rule] = &[
     },
     Rule {
         kind: "authorization",
-        pattern: r#"(?i)\b(?:proxy-)?authorization["']?\s*[:=]\s*["']?(?:(?:bearer|basic|token|digest|bot)\s+)?(?P<s>[^\s"',;]{8,})"#,
+        pattern: r#"(?i)\b(?:proxy-)?authorization["']?\s*[:=]\s*["']?(?:(?:bearer|basic|token|digest|bot)\s+)?(?P<s>[^\s"',;\[][^\s"',;]{7,})"#,
         check: Check::Always,
     },
     Rule { kind: "bearer_token", pattern: r"(?i)\bbearer\s+(?P<s>[A-Za-z0-9\-._~+/]{16,}=*)", check: Check::Always },
@@ -139,10 +151,18 @@ const RULES: &[Rule] = &[
         pattern: r#"\b[A-Za-z][A-Za-z0-9+.\-]*://[^/\s:@'"<>]*:(?P<s>[^/\s'"<>]+)@"#,
         check: Check::Always,
     },
+    // Credential files and SQL (`files`): after the known formats, so
+    // `"token": "ghp_…"` keeps its kind.
+    Rule { kind: "password", pattern: files::NETRC, check: Check::Value },
+    Rule { kind: "password", pattern: files::PGPASS, check: Check::Value },
+    Rule { kind: "password", pattern: files::SQL, check: Check::Value },
+    Rule { kind: "secret", pattern: files::ASSIGNMENT_LINE, check: Check::NamedKey },
+    Rule { kind: "secret", pattern: files::JSON_MEMBER, check: Check::NamedKey },
+    Rule { kind: "secret", pattern: files::TABLE_ROW, check: Check::NamedKey },
     Rule {
         kind: "password",
         pattern: r#"(?i)(?:passw(?:or)?d|passwd|passphrase|_pwd)["']?[ \t]*[:=][ \t]*["']?(?P<s>[^\s"',;()\[\]{}<>$][^\s"',;]{5,})"#,
-        check: Check::Always,
+        check: Check::Late,
     },
     Rule {
         // A bare `PWD` is a password in connection strings
@@ -150,7 +170,7 @@ const RULES: &[Rule] = &[
         // kept.
         kind: "password",
         pattern: r#"(?i)\bpwd["']?[ \t]*[:=][ \t]*["']?(?P<s>[^\s"',;()\[\]{}<>$/~][^\s"',;]{5,})"#,
-        check: Check::Always,
+        check: Check::Late,
     },
     Rule {
         kind: "high_entropy",
@@ -203,8 +223,10 @@ pub fn redact_secrets(text: &str) -> Cow<'_, str> {
     // (`--token [REDACTED:github_token]`); then command lines, whose
     // values are redacted whole; then the generic rules, which would
     // otherwise take a word that follows `--password= ` for its value.
-    let (formats, generic): (Vec<usize>, Vec<usize>) =
-        hits.iter().filter(|&i| i < RULES.len()).partition(|&i| !GENERIC.contains(&RULES[i].kind));
+    let (formats, generic): (Vec<usize>, Vec<usize>) = hits
+        .iter()
+        .filter(|&i| i < RULES.len())
+        .partition(|&i| !matches!(RULES[i].check, Check::Late | Check::Entropy));
     let mut out = apply_rules(Cow::Borrowed(text), c, &formats);
     if hits.matched(RULES.len()) {
         out = match out {
@@ -215,9 +237,6 @@ pub fn redact_secrets(text: &str) -> Cow<'_, str> {
     // A marker never gives a generic rule a match the text did not have.
     apply_rules(out, c, &generic)
 }
-
-/// Rules that read a value from its name alone, run after [`cmdline`].
-const GENERIC: &[&str] = &["password", "high_entropy"];
 
 fn apply_rules<'a>(mut out: Cow<'a, str>, c: &Compiled, which: &[usize]) -> Cow<'a, str> {
     for &i in which {
@@ -236,19 +255,38 @@ fn apply_rules<'a>(mut out: Cow<'a, str>, c: &Compiled, which: &[usize]) -> Cow<
 
 fn replacement(rule: &Rule, caps: &Captures<'_>, secret_name: &Regex) -> String {
     let whole = caps.get(0).map_or("", |m| m.as_str());
-    let Some(secret) = caps.name("s") else {
+    let Some(secret) = caps.name("s").or_else(|| caps.name("q")) else {
         return format!("[REDACTED:{}]", rule.kind);
     };
-    if let Check::Entropy = rule.check {
-        let name = caps.name("k").map_or("", |m| m.as_str());
-        let threshold = if secret_name.is_match(name) { SECRET_NAME_ENTROPY } else { OTHER_NAME_ENTROPY };
-        if secret.as_str().len() < MIN_GENERIC_LEN || shannon_entropy(secret.as_str()) < threshold {
-            return whole.to_owned();
+    let name = caps.name("k").map_or("", |m| m.as_str());
+    let value = secret.as_str();
+    let mut kind = rule.kind;
+    // The secret's range inside `value`.
+    let (mut from, mut to) = (0, value.len());
+    match rule.check {
+        Check::Always | Check::Late => {}
+        Check::Entropy => {
+            let threshold = if secret_name.is_match(name) { SECRET_NAME_ENTROPY } else { OTHER_NAME_ENTROPY };
+            if value.len() < MIN_GENERIC_LEN || shannon_entropy(value) < threshold {
+                return whole.to_owned();
+            }
+        }
+        Check::Value | Check::NamedKey => {
+            if rule.check == Check::NamedKey {
+                let Some(named) = files::key_kind(name) else { return whole.to_owned() };
+                kind = named;
+                if caps.name("s").is_some() {
+                    to = files::ini_value(value);
+                }
+            }
+            (from, to) = files::inside_quotes(&value[..to]);
+            if from == to || files::kept(&value[..to]) {
+                return whole.to_owned();
+            }
         }
     }
     let start = secret.start() - caps.get(0).map_or(0, |m| m.start());
-    let end = start + secret.len();
-    format!("{}[REDACTED:{}]{}", &whole[..start], rule.kind, &whole[end..])
+    format!("{}[REDACTED:{kind}]{}", &whole[..start + from], &whole[start + to..])
 }
 
 /// Shannon entropy of the characters of `s`, in bits per character.

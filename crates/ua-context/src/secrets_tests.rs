@@ -112,7 +112,7 @@ fn generic_high_entropy_assignments() {
     let random = "q8Zr2LxN5vT0bWc7YkPm3HsJ";
     assert!(shannon_entropy(random) > OTHER_NAME_ENTROPY);
     assert_eq!(redact_secrets(&format!("MY_SERVICE_KEY={random}")), "MY_SERVICE_KEY=[REDACTED:high_entropy]");
-    assert_eq!(redact_secrets(&format!(r#"{{"token": "{random}"}}"#)), r#"{"token": "[REDACTED:high_entropy]"}"#);
+    assert_eq!(redact_secrets(&format!(r#"{{"session": "{random}"}}"#)), r#"{"session": "[REDACTED:high_entropy]"}"#);
     assert_eq!(redact_secrets(&format!("value: {random}{random}")), "value: [REDACTED:high_entropy]");
 }
 
