@@ -151,6 +151,7 @@ const RULES: &[Rule] = &[
         pattern: r#"\b[A-Za-z][A-Za-z0-9+.\-]*://[^/\s:@'"<>]*:(?P<s>[^/\s'"<>]+)@"#,
         check: Check::Always,
     },
+    Rule { kind: "password", pattern: cmdline::STDIN_FED, check: Check::Value },
     // Credential files and SQL (`files`): after the known formats, so
     // `"token": "ghp_…"` keeps its kind.
     Rule { kind: "password", pattern: files::NETRC, check: Check::Value },
@@ -161,7 +162,7 @@ const RULES: &[Rule] = &[
     Rule { kind: "secret", pattern: files::TABLE_ROW, check: Check::NamedKey },
     Rule {
         kind: "password",
-        pattern: r#"(?i)(?:passw(?:or)?d|passwd|passphrase|_pwd)["']?[ \t]*[:=][ \t]*["']?(?P<s>[^\s"',;()\[\]{}<>$][^\s"',;]{5,})"#,
+        pattern: r#"(?i)(?:passw(?:or)?d|passwd|passphrase|_pwd)["']?[ \t]*[:=][ \t]*["']?(?P<s>[^\s"',;()\[\]{}<>$*][^\s"',;]{5,})"#,
         check: Check::Late,
     },
     Rule {

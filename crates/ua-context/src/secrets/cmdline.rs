@@ -88,6 +88,14 @@ pub(super) fn pattern() -> String {
     )
 }
 
+/// A secret fed on standard input, on the same line, to a command that
+/// reads one there: `echo pw | docker login --password-stdin`, `printf
+/// '%s' tok | gh auth login --with-token`, `echo 'u:pw' | chpasswd`,
+/// `passwd --stdin u <<< pw`. `printf`'s format, when it has one, is not
+/// the secret. A rule of the table in `secrets.rs`, not an anchor: what
+/// marks the secret comes after it.
+pub(super) const STDIN_FED: &str = r#"(?:\b(?:echo(?:[ \t]+-[neE]+)*|printf(?:[ \t]+(?:'[^'\n]*'|"[^"\n]*"|[^\s|'"]*%[^\s|]*))?)[ \t]+(?P<s>'[^'\n]*'|"[^"\n]*"|[^\s|;&'"]+)[ \t]*\|[^|;&\n]*?(?:--password-stdin|--with-token|--token-stdin|\bchpasswd\b|\bpasswd\b[^|;&\n]*--stdin)|(?:--password-stdin|--with-token|--token-stdin|\bchpasswd\b|\bpasswd\b[^|;&\n]*--stdin)[^|;&\n]*?<<<[ \t]*(?P<q>'[^'\n]*'|"[^"\n]*"|[^\s|;&'"]+))"#;
+
 /// `text` with the secrets of its command lines replaced. Borrows when
 /// there were none.
 pub(super) fn redact<'a>(text: &'a str, anchors: &Regex) -> Cow<'a, str> {
@@ -232,10 +240,20 @@ const SUFFIXES: &[(&str, Kind)] = &[
     ("apikey", Kind::ApiKey),
 ];
 
-/// Names of Java keytool's, sshpass's and git send-email's that end in
-/// `pass`.
-const PASS_NAMES: &[&str] =
-    &["sshpass", "storepass", "keypass", "srcstorepass", "deststorepass", "srckeypass", "destkeypass", "smtppass"];
+/// Names of Java keytool's, sshpass's, git send-email's and redis's that
+/// end in `pass` or `auth`.
+const PASS_NAMES: &[&str] = &[
+    "sshpass",
+    "storepass",
+    "keypass",
+    "srcstorepass",
+    "deststorepass",
+    "srckeypass",
+    "destkeypass",
+    "smtppass",
+    "requirepass",
+    "masterauth",
+];
 
 /// Last words that hold a secret after a first word `secret`
 /// (`--secret-string`, `SECRET_VALUE=`).
@@ -258,9 +276,10 @@ pub(super) fn classify(name: &str) -> Option<Name> {
     match last {
         "bearer" => Some(Name::Secret(Kind::Token)),
         "pass" | "pwd" if !before.is_empty() => Some(Name::Secret(Kind::Password)),
-        "auth" if before.is_empty() && dashes > 0 => Some(Name::UserPass),
-        // `REDISCLI_AUTH=…`, npm's `_auth=…` and docker's `"auth": …`,
-        // but not curl's `--mail-auth ADDRESS`.
+        // npm's `_auth=…` is base64 of `user:password`.
+        "auth" if before.is_empty() && lower.starts_with('_') => Some(Name::Secret(Kind::Password)),
+        "auth" if before.is_empty() => Some(Name::UserPass),
+        // `REDISCLI_AUTH=…`, but not curl's `--mail-auth ADDRESS`.
         "auth" if dashes == 0 => Some(Name::Secret(Kind::Password)),
         _ if before.first() == Some(&"secret") && SECRET_HOLDERS.contains(&last) => Some(Name::Secret(Kind::Secret)),
         "key" if before.last().is_some_and(|w| KEY_QUALIFIERS.contains(w)) => Some(Name::Secret(Kind::ApiKey)),

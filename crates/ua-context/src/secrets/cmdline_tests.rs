@@ -166,6 +166,15 @@ const REDACTED: &[(&str, &str)] = &[
     ("curl -H 'Authorization: Basic dTpw' u", "curl -H 'Authorization: Basic [REDACTED:secret]' u"),
     ("http GET u PRIVATE-TOKEN:t0k", "http GET u PRIVATE-TOKEN:[REDACTED:token]"),
     ("wget --header='Cookie: s=1' u", "wget --header='Cookie: [REDACTED:secret]' u"),
+    // a secret fed on stdin on the same line
+    ("echo pw | docker login -u me --password-stdin", "echo [REDACTED:password] | docker login -u me --password-stdin"),
+    (
+        "echo -n 'p w' | docker login --password-stdin r",
+        "echo -n '[REDACTED:password]' | docker login --password-stdin r",
+    ),
+    ("printf '%s' t0k | gh auth login --with-token", "printf '%s' [REDACTED:password] | gh auth login --with-token"),
+    ("echo 'u:pw' | sudo chpasswd", "echo '[REDACTED:password]' | sudo chpasswd"),
+    ("gh auth login --with-token <<< t0k", "gh auth login --with-token <<< [REDACTED:password]"),
     // A help text's placeholder is one of its option's own kind.
     ("cli --token SECRET", "cli --token [REDACTED:token]"),
     ("cli --password SECRET", "cli --password [REDACTED:password]"),
@@ -268,6 +277,9 @@ const KEPT: &[&str] = &[
     "curl -H \"X-Api-Key: $KEY\" u",
     "http GET localhost:8080/items",
     "docker-compose login -u me -p pw",
+    "echo \"$CI_JOB_TOKEN\" | docker login -u ci --password-stdin",
+    "cat ~/.token | docker login --password-stdin",
+    "echo done | tee log; docker login --password-stdin < pw.txt",
 ];
 
 #[test]

@@ -15,11 +15,12 @@
 
 use super::cmdline;
 
-/// netrc's `password` token: alone on its line (the multi-line form, and
-/// `vault kv get`'s table), or after another token's pair (`machine h`,
-/// `login me`). netrc's tokens are lowercase.
-pub(super) const NETRC: &str =
-    r"(?m)(?:^[ \t]*|\b(?:machine|login|account)[ \t]+[^\s]+[ \t]+)password[ \t]+(?P<s>[^\s=:][^\s]*)";
+/// netrc's `password` token, at the start of a line after nothing but
+/// other tokens' pairs (`machine h login me password …`, `default login
+/// me password …`), or alone (the multi-line form, and `vault kv get`'s
+/// table); and redis.conf's `requirepass` and `masterauth`. These files'
+/// keywords are lowercase.
+pub(super) const NETRC: &str = r"(?m)^[ \t]*(?:(?:machine|login|account|port)[ \t]+[^\s]+[ \t]+|default[ \t]+)*(?:password|requirepass|masterauth)[ \t]+(?P<s>[^\s=:][^\s]*)";
 
 /// `host:port:database:user:password`, whole on its line, with `\:` for
 /// a colon inside a field. A path is no host (`src/a.rs:12:…`), and the
@@ -43,7 +44,7 @@ pub(super) const TABLE_ROW: &str = r"(?m)^[ \t]*(?P<k>[A-Za-z0-9_.\-]*(?i:pass|p
 /// SQL that sets a password: PostgreSQL's `[WITH] [ENCRYPTED] PASSWORD
 /// '…'`, MySQL's and Oracle's `IDENTIFIED BY '…'`, MySQL's `SET PASSWORD
 /// … = '…'`. Not an option (`--password '…'` is a command line's).
-pub(super) const SQL: &str = r#"(?i)(?:(?:^|[^\w\-])(?:password|identified[ \t]+by)[ \t]+|\bset[ \t]+password\b[^'"\n;]*?=[ \t]*(?:password[ \t]*\([ \t]*)?)(?:'(?P<s>(?:[^'\n]|'')+)'|"(?P<q>[^"\n]+)")"#;
+pub(super) const SQL: &str = r#"(?i)(?:(?:^|[^\w\-])(?:password|identified[ \t]+by)[ \t]+|\bset[ \t]+password\b[^\n;]*?=[ \t]*(?:password[ \t]*\([ \t]*)?)(?:'(?P<s>(?:[^'\n]|'')+)'|"(?P<q>[^"\n]+)")"#;
 
 /// What a status line says after a secret's name ("password changed",
 /// "auth: required"): no value.
@@ -89,6 +90,12 @@ pub(super) fn kept(value: &str) -> bool {
 pub(super) fn key_kind(key: &str) -> Option<&'static str> {
     if key.starts_with('-') {
         return None;
+    }
+    // Docker's `"auth"` is base64 of `user:password`; on a command line
+    // a bare `--auth` takes `user:password` and only its part after the
+    // colon is secret.
+    if key.eq_ignore_ascii_case("auth") {
+        return Some("password");
     }
     cmdline::config_key(key).map(cmdline::Kind::name)
 }
