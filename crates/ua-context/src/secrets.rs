@@ -11,21 +11,43 @@
 //! appear.
 //!
 //! Secrets given to programs as arguments are found by where they stand
-//! on a command line (`secrets/cmdline.rs`): options named for a secret,
-//! spaced or `=`-attached and quoted or not (`--password 'a b'`,
+//! on a command line (`secrets/cmdline.rs`), wherever the command line
+//! stands in a line of text: at a prompt, after a history number, in a
+//! `set -x` trace, in `ps` columns, in a CI log, after an assignment
+//! (`API_TOKEN=docker login -p …`). What it knows: options named for a
+//! secret, spaced or `=`-attached and quoted or not (`--password 'a b'`,
 //! `--token=…`, `--client-secret`, `--api-key`, `-storepass`, openssl's
 //! `pass:…`), assignments to such names of any length (`PGPASSWORD=…
-//! psql`, `export DB_PASSWORD="…"`, `-Ddb.password=…`, `?token=…`), and
-//! the programs whose own options carry one: `sshpass -p`, the mysql
-//! family's attached `-p…`, `docker login -p` and its kin, `htpasswd -b`,
-//! `curl -u user:…`, `smbclient -U user%…`, `redis-cli -a`,
-//! `ldapsearch -w`, `sqlcmd -P` and a few more. The value is replaced and
-//! the shape kept (`mysql -p[REDACTED:password]`). Where `-p` means a
-//! port (ssh, psql, `docker run`), where nothing is attached (`mysql -p`
-//! and `curl -u user` prompt) and where a value is a reference (`$PW`,
-//! `"$(cat f)"`), the text stays as it is. This pass runs between the
-//! known formats (so `--token ghp_…` keeps its kind) and the generic
-//! rules below.
+//! psql`, `export DB_PASSWORD="…"`, `-Ddb.password=…`, `?token=…`), the
+//! programs whose own options or positional words carry one: `sshpass
+//! -p`, the mysql family's attached `-p…`, `docker login -p` and its kin,
+//! `htpasswd -b`, `curl -u user:…`, `curl -H 'X-Api-Key: …'`, `smbclient
+//! -U user%…`, `redis-cli -a`, `ldapsearch -w`, `sqlcmd -P`, `cargo login
+//! TOKEN`, `vault login TOKEN`, `mc alias set NAME URL KEY SECRET` and a
+//! few more; commands that set a value under a name, where the name says
+//! it is secret (`aws configure set aws_secret_access_key …`, `npm config
+//! set //registry/:_authToken …`, `git config user.password …`, fish's
+//! `set -gx GITHUB_TOKEN …`, `poetry config http-basic.REPO USER …`) or
+//! the command is a secret store, all of whose values are secret (`gh
+//! secret set NAME --body …`, `vault kv put PATH k=…`, `heroku config:set
+//! K=…`, `kubectl create secret generic NAME --from-literal=k=…`,
+//! `doppler secrets set NAME …`); and a secret fed on standard input on
+//! the same line (`echo … | docker login --password-stdin`, `echo 'u:…' |
+//! chpasswd`). The value is replaced and the shape kept (`mysql
+//! -p[REDACTED:password]`). Where `-p` means a port (ssh, psql, `docker
+//! run`), where nothing is attached (`mysql -p` and `curl -u user`
+//! prompt) and where a value is a reference (`$PW`, `"$(cat f)"`) or
+//! names where it is (`-`, `@file`), the text stays as it is. This pass
+//! runs between the known formats (so `--token ghp_…` keeps its kind) and
+//! the generic rules below.
+//!
+//! Credential files are read in their own formats as `cat` shows them
+//! (`secrets/files.rs`): netrc, pgpass, INI and YAML lines whose key names
+//! a secret (`.pypirc`, `.npmrc`, `.s3cfg`, redis.conf), JSON members
+//! (docker's `config.json` `auth`), two-column tables (`vault kv get`),
+//! and SQL that sets a password (`ALTER USER … PASSWORD '…'`,
+//! `IDENTIFIED BY '…'`); `.git-credentials` holds URLs, which the URL
+//! rule knows.
 //!
 //! The generic rules: any value of six or more characters after a
 //! password-like name and `:` or `=` (`password: …`, `"password": "…"`,
@@ -45,15 +67,21 @@
 //! words costs one scan (`cargo bench -p ua-context --bench scrub` measures it).
 //!
 //! This is best effort. What gets through: a secret with no known format
-//! and low entropy that is not an argument of a shape the pass knows (a
-//! positional password such as `mc alias set s URL KEY SECRET`, a short
-//! option of a program not in its table, `echo 'u:pw' | chpasswd`); a
-//! quoted value that runs over a line break (only its first line is
-//! redacted); a command line read from `/proc/*/cmdline` (its NUL
-//! separators are dropped, so the words run together); and a literal that
-//! looks like a placeholder (`<token>`, `{{ … }}`, `true`). The
-//! environment allowlist (`env`) is the first line of defence; this is
-//! the second.
+//! and low entropy that is not in a shape the passes know (a positional
+//! argument or short option of a program not in the table, a value set
+//! under a name that does not say it is secret outside a secret store);
+//! a secret piped in from another line (`set -x` prints each side of a
+//! pipe on a line of its own); a command line written as a list
+//! (`docker inspect`'s `"Cmd": ["mysql", "-p…"]`, a manifest's `args:`);
+//! a netrc line with several entries (only the first password is read),
+//! and a pgpass line whose host is a socket directory; a quoted value
+//! that runs over a line break (only its first line is redacted); a
+//! command line read from `/proc/*/cmdline` (its NUL separators are
+//! dropped, so the words run together); and a literal that looks like a
+//! placeholder (`<token>`, `{{ … }}`, `true`). What is taken that was no
+//! secret: every value of a secret store, a harmless one included
+//! (`heroku config:set NODE_ENV=production`). The environment allowlist
+//! (`env`) is the first line of defence; this is the second.
 
 use std::borrow::Cow;
 use std::sync::LazyLock;

@@ -4,7 +4,12 @@
 //! so they are found by where they stand on a command line.
 //!
 //! A regular expression finds the anchors: a program known to take a
-//! password in an option of its own ([`programs`]), or an option or
+//! secret in an option or a positional word of its own ([`programs`]:
+//! `docker login -p`, `cargo login TOKEN`, `curl -H 'X-Api-Key: …'`), the
+//! verb phrase of a command that stores a value under a name
+//! ([`setters`]: `aws configure set KEY VALUE`, `git config KEY VALUE`,
+//! fish's `set -gx NAME VALUE`, and secret stores such as `gh secret set`
+//! and `vault kv put`, whose every value is secret), or an option or
 //! assignment whose name says it holds a secret (`--password`,
 //! `--client-secret`, `GITHUB_TOKEN=`, `-Ddb.password=`; see [`classify`]).
 //! From an anchor a light shell tokenizer ([`words`]) reads the words that
@@ -14,8 +19,9 @@
 //! `--password '[REDACTED:password]'`, `curl -u me:[REDACTED:password]`).
 //!
 //! Reading starts at the anchor, not at the start of the line, so the
-//! text before it (a prompt, an apostrophe in prose, `echo '…`) cannot
-//! throw it off. Values that are not secrets stay ([`kept`]): `$VAR`,
+//! text before it (a prompt, a history number, a `set -x` trace's `+ `,
+//! `ps` columns, a CI log's prefix, an assignment, an apostrophe in
+//! prose, `echo '…`) cannot throw it off. Values that are not secrets stay ([`kept`]): `$VAR`,
 //! `"$(cmd)"`, another option, `-` (stdin), placeholders (`<token>`,
 //! `{{ .Values.pw }}`, `--token TOKEN` and `-u user:password` in help
 //! texts and examples), `true`/`false`-like words, and the word after an
