@@ -130,7 +130,7 @@ pub(super) fn redact<'a>(text: &'a str, anchors: &Regex) -> Cow<'a, str> {
         // A command after an assignment whose value is its first word
         // (`API_TOKEN=docker login -p …`): that value is redacted, and
         // the command it starts is read all the same.
-        let starts_value = command.is_some() && live.iter().any(|&(s, _)| s == start);
+        let starts_value = matches!(command, Some(Command::Program(_))) && live.iter().any(|&(s, _)| s == start);
         let next = if !starts_value && live.iter().any(|&(s, _)| s <= start) {
             // Inside a value already redacted: a second scrub will not see
             // this anchor, so neither does the first.

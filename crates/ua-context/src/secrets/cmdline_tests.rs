@@ -141,6 +141,10 @@ const REDACTED: &[(&str, &str)] = &[
     ("setenv API_KEY k3y", "setenv API_KEY [REDACTED:api_key]"),
     ("doppler configure set token t0k", "doppler configure set token [REDACTED:token]"),
     ("nmcli dev wifi connect Home password pw", "nmcli dev wifi connect Home password [REDACTED:password]"),
+    (
+        "nmcli dev wifi connect Home password pw ifname wlan0",
+        "nmcli dev wifi connect Home password [REDACTED:password] ifname wlan0",
+    ),
     // secret stores: every value
     ("gh secret set NAME --body s3", "gh secret set NAME --body [REDACTED:secret]"),
     ("gh secret set NAME -bs3", "gh secret set NAME -b[REDACTED:secret]"),
@@ -261,6 +265,7 @@ const KEPT: &[&str] = &[
     "set -x PATH $PATH ~/bin",
     "set the password to something long",
     "a1b2c3d set token refresh interval",
+    "config user.password is deprecated",
     "The config file sets the password for the database.",
     "gh secret set NAME < token.txt",
     "gh secret set NAME --body \"$VALUE\"",

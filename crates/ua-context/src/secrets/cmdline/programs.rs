@@ -190,7 +190,7 @@ impl Scan<'_> {
                 Spec::Positional { sub, from, kind, options } => self.positional(sub, from, kind, options, words),
                 Spec::After { subs, short } => self.after(subs, short, words),
                 Spec::Header { short, long, bare } => self.headers(short, long, bare, words),
-                Spec::Named => self.named(words),
+                Spec::Named => self.named(words, false),
             }
         }
     }

@@ -124,13 +124,15 @@ impl Scan<'_> {
                 self.valueless.push(at);
                 self.store(1, words);
             }
-            Mode::Named => self.named(words),
+            Mode::Named => self.named(words, true),
             Mode::Store { names } => self.store(names, words),
         }
     }
 
     /// `KEY VALUE` pairs and `KEY=VALUE` words whose key names a secret.
-    pub(super) fn named(&mut self, words: &[(usize, usize)]) {
+    /// `prose` when the words may be prose rather than a command (after a
+    /// phrase like `set` or `config`, not after a program's name).
+    pub(super) fn named(&mut self, words: &[(usize, usize)], prose: bool) {
         let positional: Vec<(usize, usize)> = words.iter().copied().filter(|&w| self.word_at(w)[0] != b'-').collect();
         for (i, &w) in positional.iter().enumerate() {
             let (s, e) = super::words::inner(self.t, w);
@@ -147,14 +149,17 @@ impl Scan<'_> {
                 if word.split(['.', ':']).any(|seg| seg.eq_ignore_ascii_case("http-basic")) { i + 2 } else { i + 1 };
             let Some(&value) = positional.get(at) else { continue };
             // A plain word for a key is prose unless its value ends the
-            // command ("set token refresh interval" is a commit message).
+            // command ("set token refresh interval" is a commit message),
+            // where the phrase may be prose at all.
             let plain = word.bytes().all(|c| c.is_ascii_alphabetic()) && word.bytes().any(|c| c.is_ascii_lowercase());
-            if plain && (positional.len() > at + 1 || super::PROSE.contains(&self.unquoted(value))) {
+            let unquoted = self.unquoted(value);
+            if (prose && plain && positional.len() > at + 1)
+                || super::PROSE.iter().any(|w| unquoted.eq_ignore_ascii_case(w))
+                || is_metavar(unquoted, kind)
+            {
                 continue;
             }
-            if !is_metavar(self.unquoted(value), kind) {
-                self.secret(value, kind);
-            }
+            self.secret(value, kind);
         }
     }
 
