@@ -26,6 +26,7 @@ mod dotfiles_zsh;
 mod integration_failure;
 mod nested;
 mod paging;
+mod printed_secrets;
 mod proxy;
 mod remote;
 mod sandbox;
