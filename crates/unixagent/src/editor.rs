@@ -31,7 +31,7 @@ pub fn spawn(command: &str) -> Result<oneshot::Receiver<Result<String, String>>,
     writeln!(file, "{command}").map_err(|e| format!("could not write the command to edit: {e}"))?;
     let argv = editor();
     let (tx, rx) = oneshot::channel();
-    let _ = crossterm::terminal::disable_raw_mode();
+    crate::terminal::raw_off();
     let spawned = std::thread::Builder::new().name("editor".into()).spawn(move || {
         let Some((program, args)) = argv.split_first() else {
             let _ = tx.send(Err("no editor is set: set EDITOR".to_string()));
@@ -48,7 +48,7 @@ pub fn spawn(command: &str) -> Result<oneshot::Receiver<Result<String, String>>,
         let _ = tx.send(result);
     });
     if let Err(e) = spawned {
-        let _ = crossterm::terminal::enable_raw_mode();
+        let _ = crate::terminal::raw_on();
         return Err(format!("could not start the editor: {e}"));
     }
     Ok(rx)

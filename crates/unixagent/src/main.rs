@@ -16,6 +16,7 @@ mod sandbox;
 mod session;
 mod sessions;
 mod shell;
+mod signals;
 mod terminal;
 mod trace;
 

@@ -14,6 +14,7 @@
 
 use std::os::fd::OwnedFd;
 
+use nix::errno::Errno;
 use tokio::io::unix::AsyncFd;
 use tokio::time::Instant;
 use ua_protocol::agent::{AgentEvent, RunStatus};
@@ -21,7 +22,6 @@ use ua_term::intercept::Action;
 use ua_term::osc::ShellEvent;
 use ua_term::state::Transition;
 
-use super::Signals;
 use super::driver::{Driver, Input, TurnContext};
 use super::executor::{After, Executor, Routed};
 use super::front::{Batch, FrontEnd, KeyInput, Next, Read};
@@ -86,7 +86,7 @@ impl Session {
         &mut self,
         master: &AsyncFd<OwnedFd>,
         keys: Option<crate::keyboard::Keyboard>,
-        sig: &mut Signals,
+        sig: &mut crate::signals::Signals,
     ) -> i32 {
         let mut buf = vec![0u8; 64 * 1024];
         let mut pty_open = true;
@@ -115,28 +115,50 @@ impl Session {
                 .min();
             tokio::select! {
                 biased;
-                _ = sig.child.recv() => {
-                    if let Some(code) = self.proxy.pty().try_wait() {
+                fired = sig.next() => {
+                    if fired.child
+                        && let Some(code) = self.proxy.pty().try_wait()
+                    {
                         self.proxy.drain(&mut buf);
                         if self.batch.is_some() {
                             self.batch_shell_exited(code.0);
                         }
                         return code.0;
                     }
+                    if fired.term {
+                        if self.batch.is_some() { self.batch_signal() } else { self.proxy.hang_up() }
+                    }
+                    if fired.hup {
+                        self.proxy.hang_up();
+                    }
+                    if fired.int && self.batch.is_some() {
+                        self.batch_signal();
+                    }
+                    // SIGQUIT is received only so that it cannot kill us.
+                    if fired.winch {
+                        self.resize();
+                    }
                 }
-                _ = sig.term.recv() => if self.batch.is_some() { self.batch_signal() } else { self.proxy.hang_up() },
-                _ = sig.hup.recv() => self.proxy.hang_up(),
-                _ = sig.int.recv() => if self.batch.is_some() { self.batch_signal() },
-                _ = sig.quit.recv() => {}
-                _ = sig.winch.recv() => self.resize(),
-                ready = master.readable(), if pty_open => {
+                ready = std::future::poll_fn(|cx| master.poll_read_ready(cx)), if pty_open => {
                     let Ok(mut guard) = ready else { pty_open = false; continue };
-                    match guard.try_io(|fd| nix::unistd::read(fd.get_ref(), &mut buf).map_err(std::io::Error::from)) {
-                        Ok(Ok(n)) if n > 0 => self.on_output(&buf[..n]),
+                    match nix::unistd::read(guard.get_inner(), &mut buf) {
+                        Ok(n) if n > 0 => {
+                            // A short read emptied the queue: wait for the
+                            // next edge rather than read again only to hear
+                            // EAGAIN. Data the line discipline had not taken
+                            // in yet comes with a wake-up of its own, and a
+                            // clear is dropped when an event came in since
+                            // this one, so nothing is missed.
+                            if n < buf.len() {
+                                guard.clear_ready();
+                            }
+                            self.on_output(&buf[..n]);
+                        }
+                        Err(Errno::EAGAIN) => guard.clear_ready(),
+                        Err(Errno::EINTR) => {}
                         // EOF or EIO: every process holding the shell's side
                         // has closed it; the shell's exit comes as SIGCHLD.
-                        Ok(_) => pty_open = false,
-                        Err(_would_block) => {}
+                        Ok(_) | Err(_) => pty_open = false,
                     }
                 }
                 ready = writable(&writer), if pty_open && writer.is_some() => {
@@ -380,6 +402,10 @@ impl Session {
     fn on_input(&mut self, bytes: &[u8]) {
         if self.driver.takes_keys() {
             self.turn_keys(bytes);
+            return;
+        }
+        // While a command runs every key goes to it as it is.
+        if self.proxy.pass_through(bytes) {
             return;
         }
         for action in self.proxy.keys(bytes) {

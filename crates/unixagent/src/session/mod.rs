@@ -20,7 +20,6 @@ use std::time::Duration;
 use anyhow::Context;
 use nix::sys::signal::Signal;
 use tokio::io::unix::AsyncFd;
-use tokio::signal::unix::{SignalKind, signal};
 use ua_term::integration::{self, ShellSpec};
 use ua_term::pty::Pty;
 
@@ -126,7 +125,7 @@ pub fn run(mut opts: Options) -> anyhow::Result<i32> {
 
 async fn run_async(opts: Options, batch: Option<BatchOptions>) -> anyhow::Result<i32> {
     // Signals are registered before the shell exists so that none is lost.
-    let mut signals = Signals::new()?;
+    let mut signals = crate::signals::Signals::new()?;
     let mut launch = integration::prepare(&ShellSpec {
         program: opts.shell.clone(),
         login: opts.login,
@@ -462,29 +461,4 @@ fn open_resumed(
 fn session_id() -> String {
     let t = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis()).unwrap_or(0);
     format!("{t}-{}", std::process::id())
-}
-
-struct Signals {
-    winch: tokio::signal::unix::Signal,
-    child: tokio::signal::unix::Signal,
-    term: tokio::signal::unix::Signal,
-    hup: tokio::signal::unix::Signal,
-    // SIGINT/SIGQUIT sent to unixagent itself (not typed: in raw mode
-    // Ctrl+C is a byte for the shell) must not kill it and leave the
-    // terminal raw; they are received and ignored.
-    int: tokio::signal::unix::Signal,
-    quit: tokio::signal::unix::Signal,
-}
-
-impl Signals {
-    fn new() -> std::io::Result<Self> {
-        Ok(Self {
-            winch: signal(SignalKind::window_change())?,
-            child: signal(SignalKind::child())?,
-            term: signal(SignalKind::terminate())?,
-            hup: signal(SignalKind::hangup())?,
-            int: signal(SignalKind::interrupt())?,
-            quit: signal(SignalKind::quit())?,
-        })
-    }
 }

@@ -292,6 +292,17 @@ impl Proxy {
         self.write_out(&bytes[at..]);
     }
 
+    /// Keys that need no decoding (a command runs: no prompt, editor or
+    /// paste) go to the shell as they are. True when `bytes` went.
+    pub(in crate::session) fn pass_through(&mut self, bytes: &[u8]) -> bool {
+        let Some(line_ended) = self.icpt.pass_through(bytes) else { return false };
+        self.send(bytes);
+        if line_ended {
+            self.state.line_ended();
+        }
+        true
+    }
+
     /// Keys for the shell, through the `#` interceptor: what each comes to.
     pub(in crate::session) fn keys(&mut self, bytes: &[u8]) -> Vec<Action> {
         // Without markers, a key typed at a line that looks like a prompt

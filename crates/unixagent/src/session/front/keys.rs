@@ -52,7 +52,7 @@ impl KeyInput {
             None => std::future::pending().await,
         };
         self.editing = None;
-        let _ = crossterm::terminal::enable_raw_mode();
+        let _ = crate::terminal::raw_on();
         edited
     }
 }
