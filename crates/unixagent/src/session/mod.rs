@@ -1,12 +1,19 @@
 //! The interactive session: one event loop between the outer terminal and
-//! the shell's PTY.
+//! the shell's PTY, and the parts it routes between.
 //!
 //! A single-threaded tokio runtime waits on everything at once: the PTY
-//! master (epoll on a non-blocking descriptor), keystrokes (read by one
-//! blocking thread, since making the user's terminal non-blocking would leak
-//! into the shell that started us), signals, and at most a few one-shot
+//! master (epoll on a non-blocking descriptor), keystrokes (read on the
+//! loop itself, see `keyboard`), signals, and at most a few one-shot
 //! deadlines. Nothing ticks: idle at a prompt the process sleeps in
 //! `epoll_wait` until a key, an output byte or a signal arrives.
+//!
+//! Each part owns its state and is reached only through its methods:
+//! [`proxy`] (the PTY and the shell's state), [`executor`] (running the
+//! agent's commands in the shell), [`driver`] (the agent's turns, with the
+//! model call, the gate, the question and the records), [`front`] (what
+//! draws the agent's stream and where its inputs come from). The driver
+//! answers through an [`outbox`] that [`event_loop`] carries out after each
+//! call. This file starts a session: the shell, its journal, its sandbox.
 //!
 //! Output from the shell is written to the terminal first and only then
 //! looked at (markers, the current line), so the user never waits on

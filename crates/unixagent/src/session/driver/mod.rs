@@ -491,7 +491,7 @@ impl Driver {
         self.on_verdict(proposal, verdict, true, out);
     }
 
-    /// Applies the confirm mode to the gate's verdict ([`confirm::step`])
+    /// Applies the confirm mode to the gate's verdict ([`Gatekeeper::confirm`])
     /// and hands it to the turn.
     fn on_verdict(&mut self, p: Proposal, verdict: Verdict, from_policy: bool, out: &mut Outbox) {
         let c = self.gate.confirm(verdict, self.asking.plan_approved(), self.can_ask);
