@@ -181,7 +181,7 @@ impl Session {
                     }
                 },
                 wake = self.driver.wake(), if self.driver.waiting() => self.drive(|d, out| d.on_wake(wake, out)),
-                edited = self.keys.edited(), if self.keys.editing() => self.drive(|d, out| d.edited(edited, out)),
+                edited = self.keys.edited(), if self.keys.editing() => self.drive(|d, out| d.input(Input::Edited(edited), out)),
                 line = next_line(&mut self.batch), if self.batch.as_ref().is_some_and(Batch::reading) => {
                     self.on_batch_line(line);
                 }
@@ -443,7 +443,7 @@ impl Session {
             if !self.driver.turn_running() {
                 break;
             }
-            self.drive(|d, out| d.key(key, out));
+            self.drive(|d, out| d.input(Input::Key(key), out));
         }
     }
 

@@ -3,6 +3,7 @@
 //! up.
 
 use ua_context::prompt::UserCommand;
+use ua_term::keys::Key;
 
 use super::{GateDone, ModelWake};
 use crate::agent::turn::{Answer, Limits};
@@ -32,9 +33,14 @@ pub(in crate::session) struct TurnContext {
 }
 
 /// What a front end tells the turn. The keyboard and an NDJSON reader
-/// produce the same values.
+/// produce the same values: a key at the question comes to the same
+/// [`Answer`] as an approval line.
 #[derive(Debug, Clone, PartialEq)]
 pub(in crate::session) enum Input {
+    /// A key typed at the question (or, with none open, Ctrl+C).
+    Key(Key),
+    /// The person's editor closed: the edited command, or why there is none.
+    Edited(Option<Result<String, String>>),
     /// An answer to the question on screen (an approval read from NDJSON).
     Answer(Answer),
     /// New directions: at a question they answer it; otherwise the turn

@@ -526,6 +526,8 @@ impl Driver {
     /// What a front end tells the turn (see [`Input`]).
     pub(in crate::session) fn input(&mut self, input: Input, out: &mut Outbox) {
         match input {
+            Input::Key(key) => self.key(key, out),
+            Input::Edited(edited) => self.edited(edited, out),
             Input::Answer(answer) if self.asking.open() => self.answer(answer, out),
             Input::Answer(_) => {}
             Input::Steer(text) if self.asking.open() => self.answer(Answer::Steer(text), out),
@@ -563,7 +565,7 @@ impl Driver {
     }
 
     /// A key typed at the question (or, with none open, Ctrl+C).
-    pub(in crate::session) fn key(&mut self, key: Key, out: &mut Outbox) {
+    fn key(&mut self, key: Key, out: &mut Outbox) {
         if !self.asking.open() {
             // Streaming or waiting: only Ctrl+C means something.
             if key == Key::Ctrl('c') {
@@ -604,7 +606,7 @@ impl Driver {
     }
 
     /// The editor closed: the edited command, or why there is none.
-    pub(in crate::session) fn edited(&mut self, edited: Option<Result<String, String>>, out: &mut Outbox) {
+    fn edited(&mut self, edited: Option<Result<String, String>>, out: &mut Outbox) {
         match edited {
             Some(Ok(command)) if !command.trim().is_empty() => self.answer(Answer::Edit(command.trim().into()), out),
             Some(Ok(_)) | None => self.answer(Answer::Skip, out),

@@ -253,7 +253,7 @@ impl Harness {
                 '\x03' => Key::Ctrl('c'),
                 c => Key::Char(c),
             };
-            self.driver.key(key, &mut self.out);
+            self.driver.input(Input::Key(key), &mut self.out);
             self.carry_out();
         }
     }
@@ -372,8 +372,7 @@ async fn an_edited_command_is_gated_again_and_runs_as_edited() {
     t.settle().await;
     t.keys("e");
     assert_eq!(t.edits, ["touch notes.txt"]);
-    t.driver.edited(Some(Ok("touch other.txt\n".into())), &mut t.out);
-    t.carry_out();
+    t.input(Input::Edited(Some(Ok("touch other.txt\n".into()))));
     t.settle().await;
     // Gated again: a write asks again, about the edit.
     assert_eq!(t.questions().last().map(|q| q.0.as_str()), Some("touch other.txt"));
