@@ -55,6 +55,9 @@ pub(crate) struct Walker {
     next_pipeline: u32,
     /// Aliases the command defines (`alias ll='rm -rf'`), by name.
     pub(crate) aliases: std::collections::HashMap<String, String>,
+    /// What the command leaves in the live shell to run later (aliases,
+    /// functions, traps, key bindings, prompt hooks), as shown to people.
+    pub(crate) defines: Vec<String>,
     /// The command line's own variables.
     pub(crate) vars: Vars,
     /// Variables that nothing sets, met by [`Walker::word`] since the
@@ -204,6 +207,9 @@ impl Walker {
             Command::Function(f) => {
                 let name = f.fname.value.clone();
                 self.push(ctx, PartKind::FunctionDef(name.clone()), vec![], vec![]);
+                if !ctx.in_substitution && ctx.wrappers.iter().all(|w| w == "eval") {
+                    self.defines.push(format!("function {name}: {}", f.body));
+                }
                 let mut c = ctx.clone();
                 c.in_function = Some(name);
                 c.straight = false;
@@ -430,7 +436,17 @@ impl Walker {
             }
             match item {
                 CommandPrefixOrSuffixItem::IoRedirect(r) => {
-                    if let Some(r) = self.redirect(r, ctx) {
+                    // `bash <<< "$(curl …)"`, `sh < <(tr …)`: what a
+                    // substitution in a here-string, here-document or input
+                    // redirection prints is the shell's code. (Where output
+                    // goes is not code: `bash x.sh 2> >(sed …)`.)
+                    let input = matches!(
+                        r,
+                        IoRedirect::HereString(..)
+                            | IoRedirect::HereDocument(..)
+                            | IoRedirect::File(_, IoFileRedirectKind::Read, _)
+                    );
+                    if let Some(r) = self.redirect(r, if input { ctx_for_words } else { ctx }) {
                         redirects.push(r);
                     }
                 }
@@ -490,6 +506,9 @@ impl Walker {
         let mut c = ctx.clone();
         c.assignments.extend(assigns);
         if argv.is_empty() {
+            for (name, value) in &c.assignments {
+                wrappers::define_variable(self, name, value, ctx);
+            }
             let kind = if c.assignments.is_empty() { PartKind::Redirection } else { PartKind::Assignment };
             self.push(&c, kind, argv, redirects);
             for (name, value) in bare {

@@ -211,12 +211,7 @@ pub(crate) fn exec(w: &mut Walker, argv: Vec<Arg>, redirects: Vec<Redirect>, ctx
                 _ => peel(w, rest.get(1..).unwrap_or_default(), with(ctx, "flock", false), redirects, &argv),
             }
         }
-        "xargs" => {
-            let (_, rest) = split_options(&name, args);
-            let mut inner: Vec<Arg> = if rest.is_empty() { vec![Arg::literal("echo")] } else { rest.to_vec() };
-            inner.push(Arg { text: "{stdin}".into(), dynamic: true, glob: false });
-            exec(w, inner, redirects, &with(ctx, "xargs", false));
-        }
+        "xargs" => xargs(w, args, redirects, ctx),
         "watch" => {
             let (opts, rest) = split_options(&name, args);
             let c = with(ctx, "watch", false);
@@ -246,10 +241,21 @@ pub(crate) fn exec(w: &mut Walker, argv: Vec<Arg>, redirects: Vec<Redirect>, ctx
                 .cloned()
                 .collect();
             w.push(ctx, PartKind::Exec, argv.clone(), redirects);
+            let c = with(ctx, "parallel", false);
             if !cmd.is_empty() {
                 let text = joined(&cmd);
                 let dynamic = cmd.iter().any(|a| a.dynamic);
-                shell_string(w, &Arg { text, dynamic, glob: false }, &with(ctx, "parallel", false), vec![]);
+                shell_string(w, &Arg { text, dynamic, glob: false }, &c, vec![]);
+            } else {
+                // With no command, each input line (or each argument after
+                // `:::`) is a command line of its own.
+                let listed: Vec<&Arg> = args.iter().skip_while(|a| !a.text.starts_with(":::")).skip(1).collect();
+                for a in &listed {
+                    shell_string(w, a, &c, vec![]);
+                }
+                if listed.is_empty() {
+                    shell_string(w, &stdin_arg(), &c, vec![]);
+                }
             }
         }
         "trap" => {
@@ -257,7 +263,8 @@ pub(crate) fn exec(w: &mut Walker, argv: Vec<Arg>, redirects: Vec<Redirect>, ctx
             w.push(ctx, PartKind::Exec, argv.clone(), redirects);
             let ops: Vec<&Arg> = args.iter().filter(|a| !a.text.starts_with('-')).collect();
             if ops.len() >= 2 {
-                shell_string(w, ops[0], &with(ctx, "trap", false), vec![]);
+                let signals = ops[1..].iter().map(|a| a.text.as_str()).collect::<Vec<_>>().join(" ");
+                later(w, ctx, "trap".into(), format!("trap on {signals}: {}", ops[0].text), ops[0]);
             }
         }
         "alias" => {
@@ -268,15 +275,21 @@ pub(crate) fn exec(w: &mut Walker, argv: Vec<Arg>, redirects: Vec<Redirect>, ctx
                     && !n.starts_with('-')
                 {
                     w.aliases.insert(n.to_string(), value.to_string());
+                    // The value runs later, whenever the name is typed: it
+                    // is rated now, as if it ran.
+                    let code = Arg { text: value.to_string(), dynamic: a.dynamic, glob: false };
+                    later(w, ctx, format!("alias {n}"), format!("alias {n}: {value}"), &code);
                 }
             }
         }
+        "bind" | "bindkey" | "complete" | "compgen" | "abbr" => live_bindings(w, &name, &argv, redirects, ctx),
         "export" | "declare" | "typeset" | "readonly" | "local" => {
             w.push(ctx, PartKind::Exec, argv.clone(), redirects);
             for a in args {
                 if let Some((name, value)) = a.text.split_once('=') {
                     let value = Arg { text: value.to_string(), dynamic: a.dynamic, glob: false };
                     code_in_variable(w, name.trim_end_matches('+'), &value, ctx);
+                    define_variable(w, name.trim_end_matches('+'), &value, ctx);
                 }
             }
         }
@@ -335,6 +348,23 @@ const CODE_VARS: [&str; 14] = [
     "LESSCLOSE",
     "BAT_PAGER",
 ];
+
+/// Variables the live shell runs (or expands with substitutions) before
+/// each prompt or command.
+const SHELL_HOOK_VARS: [&str; 7] = ["PROMPT_COMMAND", "PS0", "PS1", "PS2", "PS4", "PROMPT", "RPROMPT"];
+
+/// Records a variable set in the live shell whose value runs later
+/// (`PROMPT_COMMAND`, a prompt with a substitution, `PAGER`…) as a
+/// definition to show. The value itself is walked by [`code_in_variable`].
+pub(crate) fn define_variable(w: &mut Walker, name: &str, value: &Arg, ctx: &Ctx) {
+    let hook = SHELL_HOOK_VARS.contains(&name) && (name == "PROMPT_COMMAND" || value.text.contains(['$', '`']));
+    if (hook || CODE_VARS.contains(&name)) && persists(ctx) {
+        let shown = format!("{name}: {}", value.text);
+        if !w.defines.contains(&shown) {
+            w.defines.push(shown);
+        }
+    }
+}
 
 /// Walks the value of `NAME=value` as code when NAME names a command line
 /// (`PROMPT_COMMAND`, `PAGER`, `GIT_SSH_COMMAND`, …) or a prompt that
@@ -402,9 +432,14 @@ pub(crate) fn code_in_glob_qualifiers(w: &mut Walker, argv: &[Arg], ctx: &Ctx) {
 /// --compress-program=…`, `rg --pre …`.
 fn code_in_options(program: &str, args: &[Arg]) -> Vec<Arg> {
     let mut out = Vec::new();
+    // The source of a value only known at run time.
+    let unknown = Arg { text: String::new(), dynamic: true, glob: false };
     let mut push = |text: &str, from: &Arg| {
         if !text.trim().is_empty() {
-            out.push(Arg { text: text.to_string(), dynamic: from.dynamic, glob: false });
+            // A bare shell or interpreter (`rg --pre bash`, `core.pager=sh`)
+            // runs the data it is handed as code: unknown code.
+            let dynamic = from.dynamic || bare_runner(text);
+            out.push(Arg { text: text.to_string(), dynamic, glob: false });
         }
     };
     // `--opt=value`, `--opt value`, `-o value` and `-ovalue` spellings.
@@ -431,39 +466,37 @@ fn code_in_options(program: &str, args: &[Arg]) -> Vec<Arg> {
     match program {
         "git" => {
             for a in values(&["-c"]) {
-                let Some((key, val)) = a.text.split_once('=') else { continue };
-                let key = key.to_ascii_lowercase();
-                let code = key == "core.pager"
-                    || key.starts_with("pager.")
-                    || key == "core.sshcommand"
-                    || key == "core.editor"
-                    || key == "sequence.editor"
-                    || key == "core.fsmonitor"
-                    || key.ends_with(".command")
-                    || key.ends_with(".textconv")
-                    || key.ends_with(".cmd")
-                    || key.ends_with(".process")
-                    || key.ends_with(".clean")
-                    || key.ends_with(".smudge")
-                    || key == "credential.helper"
-                    || key == "core.askpass"
-                    || key == "gpg.program"
-                    || key.starts_with("alias.") && val.starts_with('!');
-                if code {
-                    push(val.trim_start_matches('!'), a);
+                // `-c key=value` or `-ckey=value`: a key never starts with `-`.
+                let pair = a.text.strip_prefix("-c").unwrap_or(&a.text);
+                let Some((key, val)) = pair.split_once('=') else { continue };
+                match git_key_runs(key, val) {
+                    Some(GitRun::Command(cmd)) => push(cmd, a),
+                    // A hooks directory or an included file: what runs is
+                    // in a file we do not read.
+                    Some(GitRun::Unknown) => push(val, &unknown),
+                    None => {}
                 }
+            }
+            // `--config-env=KEY=VAR` takes the value from the environment.
+            for a in args.iter().filter_map(|a| a.text.strip_prefix("--config-env=")) {
+                if let Some((key, var)) = a.split_once('=')
+                    && git_key_runs(key, "x").is_some()
+                {
+                    push(&format!("${var}"), &unknown);
+                }
+            }
+            // The `ext::` transport runs its command (`git fetch 'ext::sh -c …'`).
+            for a in args.iter().filter(|a| a.text.starts_with("ext::")) {
+                push(&ext_command(&a.text["ext::".len()..]), a);
             }
         }
         "vi" | "vim" | "nvim" | "view" | "ex" | "vimdiff" | "gvim" => {
             for a in args.iter().filter(|a| a.text.starts_with('+')).chain(values(&["-c", "--cmd"])) {
-                let t = a.text.trim_start_matches('+').trim_start_matches(':').trim_start();
-                if let Some(cmd) = t
-                    .strip_prefix('!')
-                    .or_else(|| t.strip_prefix("sh "))
-                    .or_else(|| t.strip_prefix("terminal "))
-                    .or_else(|| t.strip_prefix("call system("))
-                {
-                    push(cmd, a);
+                let t = a.text.strip_prefix('+').unwrap_or(&a.text);
+                match vim_command_runs(t) {
+                    Some(VimRun::Shell(cmd)) => push(&cmd, a),
+                    Some(VimRun::Unknown) => push(t, &unknown),
+                    None => {}
                 }
             }
         }
@@ -780,4 +813,328 @@ fn find(w: &mut Walker, argv: &[Arg], redirects: Vec<Redirect>, ctx: &Ctx) {
         }
         i += 1;
     }
+}
+
+/// What xargs appends, or puts in place of its replace string: input only
+/// known at run time.
+fn stdin_arg() -> Arg {
+    Arg { text: "{stdin}".into(), dynamic: true, glob: false }
+}
+
+/// `xargs [opts] cmd args…` runs cmd with input words appended, or with
+/// each input line put in place of the `-I`/`-i`/`--replace` string. An
+/// argument that is the replace string becomes [`stdin_arg`], one that
+/// contains it is dynamic. Literal text piped in (`echo / | xargs rm -rf`)
+/// is what the input is.
+fn xargs(w: &mut Walker, args: &[Arg], redirects: Vec<Redirect>, ctx: &Ctx) {
+    let (opts, rest) = split_options("xargs", args);
+    let mut replace: Option<String> = None;
+    for (k, o) in opts.iter().enumerate() {
+        let t = o.text.as_str();
+        replace = match t {
+            "-I" | "-J" => opts.get(k + 1).map(|v| v.text.clone()),
+            "-i" | "--replace" => Some("{}".into()),
+            _ if t.starts_with("--replace=") => Some(t["--replace=".len()..].to_string()),
+            _ if t.starts_with("-I") || t.starts_with("-i") => Some(t[2..].to_string()),
+            _ => replace,
+        };
+    }
+    let mut inner: Vec<Arg> = if rest.is_empty() { vec![Arg::literal("echo")] } else { rest.to_vec() };
+    let c = with(ctx, "xargs", false);
+    let known = ctx.stdin.as_deref().filter(|s| !s.trim().is_empty());
+    match replace.filter(|r| !r.is_empty()) {
+        Some(r) => {
+            if let Some(text) = known {
+                for line in text.lines().filter(|l| !l.trim().is_empty()).take(16) {
+                    let each = inner.iter().map(|a| Arg { text: a.text.replace(&r, line), ..a.clone() }).collect();
+                    exec(w, each, redirects.clone(), &c);
+                }
+            }
+            for a in &mut inner {
+                if a.text == r {
+                    *a = stdin_arg();
+                } else if a.text.contains(&r) {
+                    a.dynamic = true;
+                }
+            }
+        }
+        None => {
+            if let Some(text) = known {
+                let mut each = inner.clone();
+                each.extend(text.split_whitespace().take(256).map(Arg::literal));
+                exec(w, each, redirects.clone(), &c);
+            }
+            inner.push(stdin_arg());
+        }
+    }
+    exec(w, inner, redirects, &c);
+}
+
+/// True when code run by `ctx`'s command stays in the live shell: not in a
+/// subshell, another shell or another program.
+fn persists(ctx: &Ctx) -> bool {
+    !ctx.in_substitution
+        && ctx.pipes.len() <= 1
+        && ctx.wrappers.iter().all(|w| matches!(w.as_str(), "eval" | "command" | "builtin") || w.starts_with("if $"))
+}
+
+/// Code the live shell keeps to run later (an alias's value, a trap, a key
+/// binding): shown to the person as a definition, and walked now as if it
+/// ran, so it is rated, and denied, by what it would do.
+pub(crate) fn later(w: &mut Walker, ctx: &Ctx, wrapper: String, shown: String, code: &Arg) {
+    if persists(ctx) && !w.defines.contains(&shown) {
+        w.defines.push(shown);
+    }
+    shell_string(w, code, &with(ctx, wrapper, false), vec![]);
+}
+
+/// A key sequence's binding in readline syntax, `"\C-l": VALUE` or
+/// `\C-l: VALUE`: the key text and the value.
+fn readline_binding(text: &str) -> Option<(&str, &str)> {
+    let t = text.trim_start();
+    let end = if let Some(q) = t.strip_prefix('"') {
+        // The closing quote of the key sequence, skipping escaped ones.
+        let mut escaped = false;
+        let close = q.char_indices().find(|&(_, c)| {
+            let hit = c == '"' && !escaped;
+            escaped = c == '\\' && !escaped;
+            hit
+        })?;
+        1 + close.0 + 1
+    } else {
+        0
+    };
+    let colon = end + t[end..].find(':')?;
+    Some((t[..colon].trim(), t[colon + 1..].trim()))
+}
+
+/// Text typed by a macro (`"rm -rf ~\n"`): quotes and the trailing Enter
+/// removed.
+fn typed_text(macro_text: &str) -> String {
+    let t = macro_text.trim();
+    let t = t.strip_prefix('"').and_then(|x| x.strip_suffix('"')).unwrap_or(t);
+    let t = t.strip_prefix('\'').and_then(|x| x.strip_suffix('\'')).unwrap_or(t);
+    let mut out = t.to_string();
+    for enter in ["\\n", "\\r", "\\C-m", "\\C-j", "^M", "^J", "\n", "\r"] {
+        out = out.replace(enter, "\n");
+    }
+    out
+}
+
+/// Key bindings and completions that run a command later in the live
+/// shell: bash's `bind -x 'KEYS: CMD'` and macros that type a command
+/// (`bind '"KEYS": "CMD\n"'`), `complete -C CMD` and `compgen -C CMD`,
+/// zsh's `bindkey -s KEYS 'CMD\n'`, fish's `bind KEYS CMD` and `abbr NAME
+/// EXPANSION`.
+fn live_bindings(w: &mut Walker, name: &str, argv: &[Arg], redirects: Vec<Redirect>, ctx: &Ctx) {
+    w.push(ctx, PartKind::Exec, argv.to_vec(), redirects);
+    let args = &argv[1..];
+    let code = |text: String, from: &Arg| Arg { text, dynamic: from.dynamic, glob: false };
+    let mut found: Vec<(String, Arg)> = Vec::new();
+    let mut ops: Vec<&Arg> = Vec::new();
+    let mut i = 0;
+    while let Some(a) = args.get(i) {
+        let t = a.text.as_str();
+        let value = |k: usize| -> Option<&Arg> { if t.len() > 2 { Some(a) } else { args.get(k + 1) } };
+        match (name, t.get(..2).unwrap_or(t)) {
+            ("bind", "-x") => {
+                if let Some(v) = value(i) {
+                    let text = if t.len() > 2 { &v.text[2..] } else { v.text.as_str() };
+                    if let Some((keys, cmd)) = readline_binding(text) {
+                        found.push((format!("bind -x {keys}: {cmd}"), code(typed_text(cmd), v)));
+                    }
+                }
+                i += if t.len() > 2 { 1 } else { 2 };
+            }
+            ("complete" | "compgen", "-C") => {
+                if let Some(v) = value(i) {
+                    let text = if t.len() > 2 { &v.text[2..] } else { v.text.as_str() };
+                    found.push((format!("{name} -C {text}"), code(text.to_string(), v)));
+                }
+                i += if t.len() > 2 { 1 } else { 2 };
+            }
+            ("bind", "-m" | "-f" | "-q" | "-u" | "-r" | "-M") | ("complete" | "compgen", "-A" | "-G" | "-W" | "-F" | "-X" | "-P" | "-S" | "-o")
+            | ("abbr", "--position" | "--set-cursor" | "--regex" | "--function") => i += 2,
+            _ if t.starts_with('-') && t.len() > 1 && !(name == "bindkey" && t == "-s") => i += 1,
+            _ => {
+                ops.push(a);
+                i += 1;
+            }
+        }
+    }
+    let mut typed = false;
+    match name {
+        "bind" => {
+            for a in &ops {
+                // bash: `"KEYS": "typed text"` (a readline function name
+                // runs no command).
+                if let Some((keys, v)) = readline_binding(&a.text) {
+                    if v.starts_with(['"', '\'']) {
+                        found.push((format!("bind {keys}: {v}"), code(typed_text(v), a)));
+                    }
+                    typed = true;
+                }
+            }
+            // fish: `bind KEYS COMMAND…`.
+            if !typed && ops.len() >= 2 {
+                let cmd = joined(&ops[1..].iter().map(|a| (*a).clone()).collect::<Vec<_>>());
+                let dynamic = ops[1..].iter().any(|a| a.dynamic);
+                found.push((format!("bind {}: {cmd}", ops[0].text), Arg { text: cmd, dynamic, glob: false }));
+            }
+        }
+        "bindkey" if args.first().is_some_and(|a| a.text == "-s") => {
+            if let [keys, text, ..] = ops.as_slice().get(1..).unwrap_or_default() {
+                found.push((format!("bindkey -s {}: {}", keys.text, text.text), code(typed_text(&text.text), text)));
+            }
+        }
+        "abbr" if ops.len() >= 2 => {
+            let cmd = joined(&ops[1..].iter().map(|a| (*a).clone()).collect::<Vec<_>>());
+            let dynamic = ops[1..].iter().any(|a| a.dynamic);
+            found.push((format!("abbr {}: {cmd}", ops[0].text), Arg { text: cmd, dynamic, glob: false }));
+        }
+        _ => {}
+    }
+    for (shown, arg) in found {
+        later(w, ctx, name.to_string(), shown, &arg);
+    }
+}
+
+/// True when `text` is a shell or interpreter with no code of its own:
+/// it runs whatever it is handed (a file name or its input) as code.
+fn bare_runner(text: &str) -> bool {
+    let words: Vec<&str> = text.split_whitespace().collect();
+    let Some(prog) = words.first().and_then(|w| system_program(w)) else { return false };
+    let runner = is_shell(prog)
+        || crate::deny::is_interpreter(prog)
+        || matches!(prog, "source" | "." | "eval" | "xargs" | "parallel");
+    runner && !words[1..].iter().any(|w| matches!(*w, "-c" | "-e" | "-E" | "-r" | "--eval" | "-m") || w.starts_with("-c"))
+}
+
+/// What a git configuration key set on the command line makes git run.
+enum GitRun<'a> {
+    /// A command line (`core.pager`, `diff.<driver>.textconv`, `alias.x=!…`).
+    Command(&'a str),
+    /// Programs found through a path (`core.hooksPath`, `include.path`).
+    Unknown,
+}
+
+/// Which `git -c KEY=VALUE` keys name a program, after git's own
+/// documentation of each (config.txt): command lines, helpers, drivers,
+/// hooks and the files or directories they are read from.
+fn git_key_runs<'a>(key: &str, val: &'a str) -> Option<GitRun<'a>> {
+    let key = key.to_ascii_lowercase();
+    let first = key.split('.').next().unwrap_or("");
+    let last = key.rsplit('.').next().unwrap_or("");
+    let bool_value = matches!(val.to_ascii_lowercase().as_str(), "" | "true" | "false" | "yes" | "no" | "on" | "off" | "0" | "1");
+    let command = |v: &'a str| Some(GitRun::Command(v.trim_start_matches('!')));
+    match (first, last) {
+        ("alias", _) | ("submodule", "update") => val.starts_with('!').then(|| GitRun::Command(&val[1..])),
+        ("include" | "includeif", "path") | ("core", "hookspath") => Some(GitRun::Unknown),
+        ("core", "fsmonitor") if bool_value => None,
+        ("core", "fsmonitor" | "pager" | "sshcommand" | "editor" | "askpass" | "gitproxy" | "alternaterefscommand")
+        | ("sequence", "editor")
+        | ("diff", "external")
+        | ("pager", _)
+        | ("uploadpack", "packobjectshook")
+        | ("interactive", "difffilter")
+        | ("web" | "help", "browser")
+        | ("man", "viewer")
+        | ("instaweb", "httpd") => command(val),
+        (_, "command" | "cmd" | "textconv" | "process" | "clean" | "smudge" | "driver" | "program" | "helper")
+        | (_, "uploadpack" | "receivepack" | "sendmailcmd" | "tocmd" | "cccmd" | "headercmd" | "defaultkeycommand") => {
+            command(val)
+        }
+        ("man" | "browser", "path") => command(val),
+        ("sendemail", "smtpserver") if val.starts_with('/') => command(val),
+        _ => None,
+    }
+}
+
+/// What a vim Ex command given with `-c`, `--cmd` or `+` runs.
+enum VimRun {
+    /// A shell command line (`:!cmd`, `:r !cmd`, `:w !cmd`, `:%!cmd`,
+    /// `system('cmd')`).
+    Shell(String),
+    /// Code we do not read (`:py3`, `:lua`, `:terminal`, `:source`, `:exe`
+    /// of an expression).
+    Unknown,
+}
+
+/// Reads one vim Ex command line: modifiers (`silent!`, `keepalt`…) and a
+/// range are skipped, then the command decides.
+fn vim_command_runs(text: &str) -> Option<VimRun> {
+    let mut t = text.trim_start().trim_start_matches([':', ' ']);
+    // Commands separated by `|` each run (`:set nu | !cmd`).
+    if t.contains('|') && !t.starts_with('!') {
+        let runs: Vec<VimRun> = t.split('|').filter_map(vim_command_runs).collect();
+        return runs.into_iter().next();
+    }
+    loop {
+        let word_end = t.find(|c: char| !c.is_ascii_alphabetic()).unwrap_or(t.len());
+        let word = &t[..word_end];
+        let modifier = matches!(
+            word,
+            "sil" | "silent" | "keepalt" | "keepa" | "keepjumps" | "keepj" | "noautocmd" | "noa" | "unsilent"
+                | "uns" | "lockmarks" | "loc" | "noswapfile" | "nos" | "vertical" | "vert" | "tab" | "hide"
+                | "confirm" | "conf" | "sandbox" | "san" | "legacy" | "vim9cmd"
+        );
+        if !modifier || word.is_empty() {
+            break;
+        }
+        t = t[word_end..].trim_start_matches('!').trim_start();
+    }
+    // A range: `%`, `.`, `$`, numbers, marks, `,`.
+    let t = t.trim_start_matches(|c: char| c.is_ascii_digit() || "%.,$;'<>+- ".contains(c));
+    if let Some(cmd) = t.strip_prefix('!') {
+        return Some(VimRun::Shell(cmd.to_string()));
+    }
+    let word_end = t.find(|c: char| !c.is_ascii_alphanumeric()).unwrap_or(t.len());
+    let (word, rest) = t.split_at(word_end);
+    let rest_bang = rest.trim_start().strip_prefix('!');
+    match word {
+        "r" | "re" | "rea" | "read" | "w" | "wr" | "wri" | "writ" | "write" | "up" | "update" => {
+            // `:w !cmd` pipes to cmd; `:w! file` only forces the write.
+            let spaced = rest.starts_with(char::is_whitespace) || matches!(word, "r" | "re" | "rea" | "read");
+            rest_bang.filter(|_| spaced).map(|c| VimRun::Shell(c.to_string()))
+        }
+        _ if t.contains("system(") || t.contains("systemlist(") || t.contains("jobstart(") || t.contains("termopen(") => {
+            let inner = t.split_once('(').map(|(_, r)| r).unwrap_or("");
+            let q = inner.trim_start();
+            let quoted = q.strip_prefix(['\'', '"']).and_then(|r| r.find(['\'', '"']).map(|e| r[..e].to_string()));
+            Some(quoted.map_or(VimRun::Unknown, VimRun::Shell))
+        }
+        "sh" | "shell" | "ter" | "term" | "terminal" => {
+            let cmd = rest.trim();
+            Some(if cmd.is_empty() { VimRun::Unknown } else { VimRun::Shell(cmd.to_string()) })
+        }
+        "py" | "python" | "py3" | "python3" | "pyx" | "pythonx" | "pyf" | "pyfile" | "py3f" | "py3file" | "pydo"
+        | "py3do" | "lua" | "luado" | "luafile" | "perl" | "perldo" | "ruby" | "rubydo" | "rubyfile" | "tcl"
+        | "tcldo" | "mz" | "mzscheme" | "so" | "source" | "runtime" | "ru" | "exe" | "execute" => Some(VimRun::Unknown),
+        // `:normal! gg` only types keys; keys that open the command line
+        // (`:`) can type any command.
+        "norm" | "normal" if rest.contains(':') => Some(VimRun::Unknown),
+        _ => None,
+    }
+}
+
+/// The command line of git's `ext::` transport: arguments split at spaces,
+/// `% ` a space inside one, `%%` a percent sign (git-remote-ext(1)).
+fn ext_command(spec: &str) -> String {
+    let mut args: Vec<String> = vec![String::new()];
+    let mut chars = spec.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '%' => match chars.next() {
+                Some(' ') => args.last_mut().into_iter().for_each(|a| a.push(' ')),
+                Some('%') => args.last_mut().into_iter().for_each(|a| a.push('%')),
+                // `%S`, `%s`, `%G…`: the service and host git fills in.
+                Some(o) => args.last_mut().into_iter().for_each(|a| a.extend(['%', o])),
+                None => {}
+            },
+            ' ' => args.push(String::new()),
+            c => args.last_mut().into_iter().for_each(|a| a.push(c)),
+        }
+    }
+    let words: Vec<String> = args.iter().filter(|a| !a.is_empty()).map(|a| crate::parse::word::quote(a)).collect();
+    words.join(" ")
 }
