@@ -8,6 +8,8 @@
 //! kept as an [`PartKind::Unparseable`] part, which classifies as at least
 //! Write: failing closed is the point.
 
+mod later;
+mod options;
 mod printed;
 mod vars;
 mod walk;

@@ -49,6 +49,28 @@ fn paren_depth(src: &str) -> usize {
     max
 }
 
+/// `src` with the parentheses that only group (subshells, arithmetic)
+/// blanked out, and those of `$(…)`, `<(…)` and `>(…)` kept, so that a
+/// substitution padded with parentheses still runs its command.
+fn blank_grouping_parens(src: &str) -> String {
+    let mut out = String::with_capacity(src.len());
+    let mut kept: Vec<bool> = Vec::new();
+    let mut prev = '\0';
+    for c in src.chars() {
+        match c {
+            '(' => {
+                let keep = matches!(prev, '$' | '<' | '>');
+                kept.push(keep);
+                out.push(if keep { '(' } else { ' ' });
+            }
+            ')' => out.push(if kept.pop().unwrap_or(false) { ')' } else { ' ' }),
+            c => out.push(c),
+        }
+        prev = c;
+    }
+    out
+}
+
 #[derive(Debug, Default)]
 pub(crate) struct Walker {
     pub parts: Vec<Part>,
@@ -86,7 +108,7 @@ impl Walker {
             // words and operators left still show what would run, so a
             // `rm -rf /` padded with parentheses still meets the deny list.
             // These parts can only add to the risk of the unparseable one.
-            let flat: String = src.chars().map(|c| if matches!(c, '(' | ')') { ' ' } else { c }).collect();
+            let flat = blank_grouping_parens(src);
             let mut c = ctx.clone();
             c.depth += 1;
             self.script(&flat, &c);
@@ -208,7 +230,8 @@ impl Walker {
                 let name = f.fname.value.clone();
                 self.push(ctx, PartKind::FunctionDef(name.clone()), vec![], vec![]);
                 if !ctx.in_substitution && ctx.wrappers.iter().all(|w| w == "eval") {
-                    self.defines.push(format!("function {name}: {}", f.body));
+                    let body = f.body.to_string().split_whitespace().collect::<Vec<_>>().join(" ");
+                    self.defines.push(format!("function {name}: {body}"));
                 }
                 let mut c = ctx.clone();
                 c.in_function = Some(name);
@@ -507,7 +530,7 @@ impl Walker {
         c.assignments.extend(assigns);
         if argv.is_empty() {
             for (name, value) in &c.assignments {
-                wrappers::define_variable(self, name, value, ctx);
+                super::later::define_variable(self, name, value, ctx);
             }
             let kind = if c.assignments.is_empty() { PartKind::Redirection } else { PartKind::Assignment };
             self.push(&c, kind, argv, redirects);

@@ -6,6 +6,8 @@ use super::walk::{Ctx, Walker};
 use super::word::Arg;
 use super::{PartKind, Redirect, RedirectKind};
 use crate::paths::system_program;
+use super::later::{define_variable, later, live_bindings};
+use super::options::code_in_options;
 
 const SHELLS: [&str; 9] = ["sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "rbash"];
 
@@ -70,14 +72,14 @@ fn split_options<'a>(wrapper: &str, args: &'a [Arg]) -> (&'a [Arg], &'a [Arg]) {
     (&args[..i], &args[i..])
 }
 
-fn with(ctx: &Ctx, wrapper: impl Into<String>, privileged: bool) -> Ctx {
+pub(super) fn with(ctx: &Ctx, wrapper: impl Into<String>, privileged: bool) -> Ctx {
     let mut c = ctx.clone();
     c.wrappers.push(wrapper.into());
     c.privileged |= privileged;
     c
 }
 
-fn joined(args: &[Arg]) -> String {
+pub(super) fn joined(args: &[Arg]) -> String {
     args.iter().map(|a| a.text.as_str()).collect::<Vec<_>>().join(" ")
 }
 
@@ -332,7 +334,7 @@ pub(crate) fn exec(w: &mut Walker, argv: Vec<Arg>, redirects: Vec<Redirect>, ctx
 }
 
 /// Variables whose value is a command line some program runs later.
-const CODE_VARS: [&str; 14] = [
+pub(super) const CODE_VARS: [&str; 14] = [
     "PROMPT_COMMAND",
     "PAGER",
     "GIT_PAGER",
@@ -349,32 +351,17 @@ const CODE_VARS: [&str; 14] = [
     "BAT_PAGER",
 ];
 
-/// Variables the live shell runs (or expands with substitutions) before
-/// each prompt or command.
-const SHELL_HOOK_VARS: [&str; 7] = ["PROMPT_COMMAND", "PS0", "PS1", "PS2", "PS4", "PROMPT", "RPROMPT"];
-
-/// Records a variable set in the live shell whose value runs later
-/// (`PROMPT_COMMAND`, a prompt with a substitution, `PAGER`…) as a
-/// definition to show. The value itself is walked by [`code_in_variable`].
-pub(crate) fn define_variable(w: &mut Walker, name: &str, value: &Arg, ctx: &Ctx) {
-    let hook = SHELL_HOOK_VARS.contains(&name) && (name == "PROMPT_COMMAND" || value.text.contains(['$', '`']));
-    if (hook || CODE_VARS.contains(&name)) && persists(ctx) {
-        let shown = format!("{name}: {}", value.text);
-        if !w.defines.contains(&shown) {
-            w.defines.push(shown);
-        }
-    }
-}
-
 /// Walks the value of `NAME=value` as code when NAME names a command line
 /// (`PROMPT_COMMAND`, `PAGER`, `GIT_SSH_COMMAND`, …) or a prompt that
 /// expands substitutions (`PS1`).
 pub(crate) fn code_in_variable(w: &mut Walker, name: &str, value: &Arg, ctx: &Ctx) {
     if CODE_VARS.contains(&name) {
         let text = value.text.trim_start_matches('|').replace("%s", "FILE");
+        // `LESSOPEN='|sh %s'`, `PAGER=bash`: the file or text is the code.
+        let dynamic = value.dynamic || super::options::bare_runner(&text.replace("FILE", ""));
         shell_string(
             w,
-            &Arg { text, dynamic: value.dynamic, glob: false },
+            &Arg { text, dynamic, glob: false },
             &with(ctx, format!("${name}"), false),
             vec![],
         );
@@ -424,142 +411,6 @@ pub(crate) fn code_in_glob_qualifiers(w: &mut Walker, argv: &[Arg], ctx: &Ctx) {
             }
         }
     }
-}
-
-/// Option values that the program runs as a command line: `git -c
-/// core.pager=…`, `vim -c '!…'`, `less '+!…'`, `man -P …`, `tar
-/// --to-command=…`, `rsync -e …`, `ssh -o ProxyCommand=…`, `sort
-/// --compress-program=…`, `rg --pre …`.
-fn code_in_options(program: &str, args: &[Arg]) -> Vec<Arg> {
-    let mut out = Vec::new();
-    // The source of a value only known at run time.
-    let unknown = Arg { text: String::new(), dynamic: true, glob: false };
-    let mut push = |text: &str, from: &Arg| {
-        if !text.trim().is_empty() {
-            // A bare shell or interpreter (`rg --pre bash`, `core.pager=sh`)
-            // runs the data it is handed as code: unknown code.
-            let dynamic = from.dynamic || bare_runner(text);
-            out.push(Arg { text: text.to_string(), dynamic, glob: false });
-        }
-    };
-    // `--opt=value`, `--opt value`, `-o value` and `-ovalue` spellings.
-    let values = |names: &[&str]| -> Vec<&Arg> {
-        let mut v = Vec::new();
-        for (i, a) in args.iter().enumerate() {
-            for n in names {
-                if a.text == *n {
-                    v.extend(args.get(i + 1));
-                } else if a.text.starts_with(n)
-                    && (n.starts_with("--") && a.text[n.len()..].starts_with('=')
-                        || !n.starts_with("--") && n.len() == 2)
-                {
-                    v.push(a);
-                }
-            }
-        }
-        v
-    };
-    let after = |a: &Arg, n: &str| -> String {
-        let t = a.text.as_str();
-        t.strip_prefix(n).map(|r| r.trim_start_matches('=').to_string()).unwrap_or_else(|| t.to_string())
-    };
-    match program {
-        "git" => {
-            for a in values(&["-c"]) {
-                // `-c key=value` or `-ckey=value`: a key never starts with `-`.
-                let pair = a.text.strip_prefix("-c").unwrap_or(&a.text);
-                let Some((key, val)) = pair.split_once('=') else { continue };
-                match git_key_runs(key, val) {
-                    Some(GitRun::Command(cmd)) => push(cmd, a),
-                    // A hooks directory or an included file: what runs is
-                    // in a file we do not read.
-                    Some(GitRun::Unknown) => push(val, &unknown),
-                    None => {}
-                }
-            }
-            // `--config-env=KEY=VAR` takes the value from the environment.
-            for a in args.iter().filter_map(|a| a.text.strip_prefix("--config-env=")) {
-                if let Some((key, var)) = a.split_once('=')
-                    && git_key_runs(key, "x").is_some()
-                {
-                    push(&format!("${var}"), &unknown);
-                }
-            }
-            // The `ext::` transport runs its command (`git fetch 'ext::sh -c …'`).
-            for a in args.iter().filter(|a| a.text.starts_with("ext::")) {
-                push(&ext_command(&a.text["ext::".len()..]), a);
-            }
-        }
-        "vi" | "vim" | "nvim" | "view" | "ex" | "vimdiff" | "gvim" => {
-            for a in args.iter().filter(|a| a.text.starts_with('+')).chain(values(&["-c", "--cmd"])) {
-                let t = a.text.strip_prefix('+').unwrap_or(&a.text);
-                match vim_command_runs(t) {
-                    Some(VimRun::Shell(cmd)) => push(&cmd, a),
-                    Some(VimRun::Unknown) => push(t, &unknown),
-                    None => {}
-                }
-            }
-        }
-        "less" | "more" => {
-            for a in args.iter().filter(|a| a.text.starts_with('+')) {
-                if let Some(cmd) = a.text.trim_start_matches('+').strip_prefix('!') {
-                    push(cmd, a);
-                }
-            }
-        }
-        "man" => {
-            for a in values(&["-P", "--pager", "-H", "--html"]) {
-                push(&after(a, if a.text.starts_with("--pager") { "--pager" } else { "-P" }), a);
-            }
-        }
-        "tar" | "bsdtar" => {
-            for a in
-                values(&["--to-command", "-I", "--use-compress-program", "--info-script", "-F", "--new-volume-script"])
-            {
-                let name =
-                    ["--to-command", "--use-compress-program", "--info-script", "--new-volume-script", "-I", "-F"]
-                        .into_iter()
-                        .find(|n| a.text.starts_with(n))
-                        .unwrap_or("");
-                push(&after(a, name), a);
-            }
-            for a in args.iter().filter(|a| a.text.starts_with("--checkpoint-action=exec=")) {
-                push(a.text.trim_start_matches("--checkpoint-action=exec="), a);
-            }
-        }
-        "rsync" => {
-            for a in values(&["-e", "--rsh", "--rsync-path"]) {
-                let name = ["--rsh", "--rsync-path", "-e"].into_iter().find(|n| a.text.starts_with(n)).unwrap_or("");
-                push(&after(a, name), a);
-            }
-        }
-        "ssh" | "scp" | "sftp" => {
-            for a in values(&["-o"]) {
-                let t = a.text.trim_start_matches("-o");
-                let (k, v) = t.split_once(['=', ' ']).unwrap_or((t, ""));
-                if matches!(k.to_ascii_lowercase().as_str(), "proxycommand" | "localcommand" | "knownhostscommand") {
-                    push(v, a);
-                }
-            }
-        }
-        "sort" => {
-            for a in values(&["--compress-program"]) {
-                push(&after(a, "--compress-program"), a);
-            }
-        }
-        "rg" => {
-            for a in values(&["--pre"]) {
-                push(&after(a, "--pre"), a);
-            }
-        }
-        "zip" => {
-            for a in values(&["-TT", "--unzip-command"]) {
-                push(&after(a, if a.text.starts_with("--") { "--unzip-command" } else { "-TT" }), a);
-            }
-        }
-        _ => {}
-    }
-    out
 }
 
 /// Shell command lines that code in another language runs (`python3 -c
@@ -713,7 +564,7 @@ pub(crate) fn reads_stdin_code(words: &[Arg]) -> bool {
 }
 
 /// Parses a string argument as shell code one level deeper.
-fn shell_string(w: &mut Walker, s: &Arg, ctx: &Ctx, redirects: Vec<Redirect>) {
+pub(super) fn shell_string(w: &mut Walker, s: &Arg, ctx: &Ctx, redirects: Vec<Redirect>) {
     let mut c = ctx.clone();
     c.depth += 1;
     if !redirects.is_empty() {
@@ -868,273 +719,4 @@ fn xargs(w: &mut Walker, args: &[Arg], redirects: Vec<Redirect>, ctx: &Ctx) {
         }
     }
     exec(w, inner, redirects, &c);
-}
-
-/// True when code run by `ctx`'s command stays in the live shell: not in a
-/// subshell, another shell or another program.
-fn persists(ctx: &Ctx) -> bool {
-    !ctx.in_substitution
-        && ctx.pipes.len() <= 1
-        && ctx.wrappers.iter().all(|w| matches!(w.as_str(), "eval" | "command" | "builtin") || w.starts_with("if $"))
-}
-
-/// Code the live shell keeps to run later (an alias's value, a trap, a key
-/// binding): shown to the person as a definition, and walked now as if it
-/// ran, so it is rated, and denied, by what it would do.
-pub(crate) fn later(w: &mut Walker, ctx: &Ctx, wrapper: String, shown: String, code: &Arg) {
-    if persists(ctx) && !w.defines.contains(&shown) {
-        w.defines.push(shown);
-    }
-    shell_string(w, code, &with(ctx, wrapper, false), vec![]);
-}
-
-/// A key sequence's binding in readline syntax, `"\C-l": VALUE` or
-/// `\C-l: VALUE`: the key text and the value.
-fn readline_binding(text: &str) -> Option<(&str, &str)> {
-    let t = text.trim_start();
-    let end = if let Some(q) = t.strip_prefix('"') {
-        // The closing quote of the key sequence, skipping escaped ones.
-        let mut escaped = false;
-        let close = q.char_indices().find(|&(_, c)| {
-            let hit = c == '"' && !escaped;
-            escaped = c == '\\' && !escaped;
-            hit
-        })?;
-        1 + close.0 + 1
-    } else {
-        0
-    };
-    let colon = end + t[end..].find(':')?;
-    Some((t[..colon].trim(), t[colon + 1..].trim()))
-}
-
-/// Text typed by a macro (`"rm -rf ~\n"`): quotes and the trailing Enter
-/// removed.
-fn typed_text(macro_text: &str) -> String {
-    let t = macro_text.trim();
-    let t = t.strip_prefix('"').and_then(|x| x.strip_suffix('"')).unwrap_or(t);
-    let t = t.strip_prefix('\'').and_then(|x| x.strip_suffix('\'')).unwrap_or(t);
-    let mut out = t.to_string();
-    for enter in ["\\n", "\\r", "\\C-m", "\\C-j", "^M", "^J", "\n", "\r"] {
-        out = out.replace(enter, "\n");
-    }
-    out
-}
-
-/// Key bindings and completions that run a command later in the live
-/// shell: bash's `bind -x 'KEYS: CMD'` and macros that type a command
-/// (`bind '"KEYS": "CMD\n"'`), `complete -C CMD` and `compgen -C CMD`,
-/// zsh's `bindkey -s KEYS 'CMD\n'`, fish's `bind KEYS CMD` and `abbr NAME
-/// EXPANSION`.
-fn live_bindings(w: &mut Walker, name: &str, argv: &[Arg], redirects: Vec<Redirect>, ctx: &Ctx) {
-    w.push(ctx, PartKind::Exec, argv.to_vec(), redirects);
-    let args = &argv[1..];
-    let code = |text: String, from: &Arg| Arg { text, dynamic: from.dynamic, glob: false };
-    let mut found: Vec<(String, Arg)> = Vec::new();
-    let mut ops: Vec<&Arg> = Vec::new();
-    let mut i = 0;
-    while let Some(a) = args.get(i) {
-        let t = a.text.as_str();
-        let value = |k: usize| -> Option<&Arg> { if t.len() > 2 { Some(a) } else { args.get(k + 1) } };
-        match (name, t.get(..2).unwrap_or(t)) {
-            ("bind", "-x") => {
-                if let Some(v) = value(i) {
-                    let text = if t.len() > 2 { &v.text[2..] } else { v.text.as_str() };
-                    if let Some((keys, cmd)) = readline_binding(text) {
-                        found.push((format!("bind -x {keys}: {cmd}"), code(typed_text(cmd), v)));
-                    }
-                }
-                i += if t.len() > 2 { 1 } else { 2 };
-            }
-            ("complete" | "compgen", "-C") => {
-                if let Some(v) = value(i) {
-                    let text = if t.len() > 2 { &v.text[2..] } else { v.text.as_str() };
-                    found.push((format!("{name} -C {text}"), code(text.to_string(), v)));
-                }
-                i += if t.len() > 2 { 1 } else { 2 };
-            }
-            ("bind", "-m" | "-f" | "-q" | "-u" | "-r" | "-M") | ("complete" | "compgen", "-A" | "-G" | "-W" | "-F" | "-X" | "-P" | "-S" | "-o")
-            | ("abbr", "--position" | "--set-cursor" | "--regex" | "--function") => i += 2,
-            _ if t.starts_with('-') && t.len() > 1 && !(name == "bindkey" && t == "-s") => i += 1,
-            _ => {
-                ops.push(a);
-                i += 1;
-            }
-        }
-    }
-    let mut typed = false;
-    match name {
-        "bind" => {
-            for a in &ops {
-                // bash: `"KEYS": "typed text"` (a readline function name
-                // runs no command).
-                if let Some((keys, v)) = readline_binding(&a.text) {
-                    if v.starts_with(['"', '\'']) {
-                        found.push((format!("bind {keys}: {v}"), code(typed_text(v), a)));
-                    }
-                    typed = true;
-                }
-            }
-            // fish: `bind KEYS COMMAND…`.
-            if !typed && ops.len() >= 2 {
-                let cmd = joined(&ops[1..].iter().map(|a| (*a).clone()).collect::<Vec<_>>());
-                let dynamic = ops[1..].iter().any(|a| a.dynamic);
-                found.push((format!("bind {}: {cmd}", ops[0].text), Arg { text: cmd, dynamic, glob: false }));
-            }
-        }
-        "bindkey" if args.first().is_some_and(|a| a.text == "-s") => {
-            if let [keys, text, ..] = ops.as_slice().get(1..).unwrap_or_default() {
-                found.push((format!("bindkey -s {}: {}", keys.text, text.text), code(typed_text(&text.text), text)));
-            }
-        }
-        "abbr" if ops.len() >= 2 => {
-            let cmd = joined(&ops[1..].iter().map(|a| (*a).clone()).collect::<Vec<_>>());
-            let dynamic = ops[1..].iter().any(|a| a.dynamic);
-            found.push((format!("abbr {}: {cmd}", ops[0].text), Arg { text: cmd, dynamic, glob: false }));
-        }
-        _ => {}
-    }
-    for (shown, arg) in found {
-        later(w, ctx, name.to_string(), shown, &arg);
-    }
-}
-
-/// True when `text` is a shell or interpreter with no code of its own:
-/// it runs whatever it is handed (a file name or its input) as code.
-fn bare_runner(text: &str) -> bool {
-    let words: Vec<&str> = text.split_whitespace().collect();
-    let Some(prog) = words.first().and_then(|w| system_program(w)) else { return false };
-    let runner = is_shell(prog)
-        || crate::deny::is_interpreter(prog)
-        || matches!(prog, "source" | "." | "eval" | "xargs" | "parallel");
-    runner && !words[1..].iter().any(|w| matches!(*w, "-c" | "-e" | "-E" | "-r" | "--eval" | "-m") || w.starts_with("-c"))
-}
-
-/// What a git configuration key set on the command line makes git run.
-enum GitRun<'a> {
-    /// A command line (`core.pager`, `diff.<driver>.textconv`, `alias.x=!…`).
-    Command(&'a str),
-    /// Programs found through a path (`core.hooksPath`, `include.path`).
-    Unknown,
-}
-
-/// Which `git -c KEY=VALUE` keys name a program, after git's own
-/// documentation of each (config.txt): command lines, helpers, drivers,
-/// hooks and the files or directories they are read from.
-fn git_key_runs<'a>(key: &str, val: &'a str) -> Option<GitRun<'a>> {
-    let key = key.to_ascii_lowercase();
-    let first = key.split('.').next().unwrap_or("");
-    let last = key.rsplit('.').next().unwrap_or("");
-    let bool_value = matches!(val.to_ascii_lowercase().as_str(), "" | "true" | "false" | "yes" | "no" | "on" | "off" | "0" | "1");
-    let command = |v: &'a str| Some(GitRun::Command(v.trim_start_matches('!')));
-    match (first, last) {
-        ("alias", _) | ("submodule", "update") => val.starts_with('!').then(|| GitRun::Command(&val[1..])),
-        ("include" | "includeif", "path") | ("core", "hookspath") => Some(GitRun::Unknown),
-        ("core", "fsmonitor") if bool_value => None,
-        ("core", "fsmonitor" | "pager" | "sshcommand" | "editor" | "askpass" | "gitproxy" | "alternaterefscommand")
-        | ("sequence", "editor")
-        | ("diff", "external")
-        | ("pager", _)
-        | ("uploadpack", "packobjectshook")
-        | ("interactive", "difffilter")
-        | ("web" | "help", "browser")
-        | ("man", "viewer")
-        | ("instaweb", "httpd") => command(val),
-        (_, "command" | "cmd" | "textconv" | "process" | "clean" | "smudge" | "driver" | "program" | "helper")
-        | (_, "uploadpack" | "receivepack" | "sendmailcmd" | "tocmd" | "cccmd" | "headercmd" | "defaultkeycommand") => {
-            command(val)
-        }
-        ("man" | "browser", "path") => command(val),
-        ("sendemail", "smtpserver") if val.starts_with('/') => command(val),
-        _ => None,
-    }
-}
-
-/// What a vim Ex command given with `-c`, `--cmd` or `+` runs.
-enum VimRun {
-    /// A shell command line (`:!cmd`, `:r !cmd`, `:w !cmd`, `:%!cmd`,
-    /// `system('cmd')`).
-    Shell(String),
-    /// Code we do not read (`:py3`, `:lua`, `:terminal`, `:source`, `:exe`
-    /// of an expression).
-    Unknown,
-}
-
-/// Reads one vim Ex command line: modifiers (`silent!`, `keepalt`…) and a
-/// range are skipped, then the command decides.
-fn vim_command_runs(text: &str) -> Option<VimRun> {
-    let mut t = text.trim_start().trim_start_matches([':', ' ']);
-    // Commands separated by `|` each run (`:set nu | !cmd`).
-    if t.contains('|') && !t.starts_with('!') {
-        let runs: Vec<VimRun> = t.split('|').filter_map(vim_command_runs).collect();
-        return runs.into_iter().next();
-    }
-    loop {
-        let word_end = t.find(|c: char| !c.is_ascii_alphabetic()).unwrap_or(t.len());
-        let word = &t[..word_end];
-        let modifier = matches!(
-            word,
-            "sil" | "silent" | "keepalt" | "keepa" | "keepjumps" | "keepj" | "noautocmd" | "noa" | "unsilent"
-                | "uns" | "lockmarks" | "loc" | "noswapfile" | "nos" | "vertical" | "vert" | "tab" | "hide"
-                | "confirm" | "conf" | "sandbox" | "san" | "legacy" | "vim9cmd"
-        );
-        if !modifier || word.is_empty() {
-            break;
-        }
-        t = t[word_end..].trim_start_matches('!').trim_start();
-    }
-    // A range: `%`, `.`, `$`, numbers, marks, `,`.
-    let t = t.trim_start_matches(|c: char| c.is_ascii_digit() || "%.,$;'<>+- ".contains(c));
-    if let Some(cmd) = t.strip_prefix('!') {
-        return Some(VimRun::Shell(cmd.to_string()));
-    }
-    let word_end = t.find(|c: char| !c.is_ascii_alphanumeric()).unwrap_or(t.len());
-    let (word, rest) = t.split_at(word_end);
-    let rest_bang = rest.trim_start().strip_prefix('!');
-    match word {
-        "r" | "re" | "rea" | "read" | "w" | "wr" | "wri" | "writ" | "write" | "up" | "update" => {
-            // `:w !cmd` pipes to cmd; `:w! file` only forces the write.
-            let spaced = rest.starts_with(char::is_whitespace) || matches!(word, "r" | "re" | "rea" | "read");
-            rest_bang.filter(|_| spaced).map(|c| VimRun::Shell(c.to_string()))
-        }
-        _ if t.contains("system(") || t.contains("systemlist(") || t.contains("jobstart(") || t.contains("termopen(") => {
-            let inner = t.split_once('(').map(|(_, r)| r).unwrap_or("");
-            let q = inner.trim_start();
-            let quoted = q.strip_prefix(['\'', '"']).and_then(|r| r.find(['\'', '"']).map(|e| r[..e].to_string()));
-            Some(quoted.map_or(VimRun::Unknown, VimRun::Shell))
-        }
-        "sh" | "shell" | "ter" | "term" | "terminal" => {
-            let cmd = rest.trim();
-            Some(if cmd.is_empty() { VimRun::Unknown } else { VimRun::Shell(cmd.to_string()) })
-        }
-        "py" | "python" | "py3" | "python3" | "pyx" | "pythonx" | "pyf" | "pyfile" | "py3f" | "py3file" | "pydo"
-        | "py3do" | "lua" | "luado" | "luafile" | "perl" | "perldo" | "ruby" | "rubydo" | "rubyfile" | "tcl"
-        | "tcldo" | "mz" | "mzscheme" | "so" | "source" | "runtime" | "ru" | "exe" | "execute" => Some(VimRun::Unknown),
-        // `:normal! gg` only types keys; keys that open the command line
-        // (`:`) can type any command.
-        "norm" | "normal" if rest.contains(':') => Some(VimRun::Unknown),
-        _ => None,
-    }
-}
-
-/// The command line of git's `ext::` transport: arguments split at spaces,
-/// `% ` a space inside one, `%%` a percent sign (git-remote-ext(1)).
-fn ext_command(spec: &str) -> String {
-    let mut args: Vec<String> = vec![String::new()];
-    let mut chars = spec.chars();
-    while let Some(c) = chars.next() {
-        match c {
-            '%' => match chars.next() {
-                Some(' ') => args.last_mut().into_iter().for_each(|a| a.push(' ')),
-                Some('%') => args.last_mut().into_iter().for_each(|a| a.push('%')),
-                // `%S`, `%s`, `%G…`: the service and host git fills in.
-                Some(o) => args.last_mut().into_iter().for_each(|a| a.extend(['%', o])),
-                None => {}
-            },
-            ' ' => args.push(String::new()),
-            c => args.last_mut().into_iter().for_each(|a| a.push(c)),
-        }
-    }
-    let words: Vec<String> = args.iter().filter(|a| !a.is_empty()).map(|a| crate::parse::word::quote(a)).collect();
-    words.join(" ")
 }
