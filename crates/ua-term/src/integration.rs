@@ -361,7 +361,12 @@ mod tests {
             _ => cmd.args(["--no-config", "-c"]), // fish 3 and fish 4
         };
         let out = cmd.arg(&script).env("LC_ALL", "C.UTF-8").output().unwrap_or_else(|e| panic!("{shell}: {e}"));
-        assert!(out.status.success(), "{shell} failed on {:?}: {}", word.as_bytes(), String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{shell} failed on {:?}: {}",
+            word.as_bytes(),
+            String::from_utf8_lossy(&out.stderr)
+        );
         out.stdout
     }
 

@@ -15,7 +15,11 @@ pub(crate) fn raise(parsed: &Parsed, parts: &mut [PartRisk]) {
         let s = Scope::new(parsed, parts);
         for i in s.parts() {
             if let Some(file) = truncates_input(&s, i) {
-                raises.push((i, Risk::Destructive, format!("empties {file} before it is read: the shell truncates it first")));
+                raises.push((
+                    i,
+                    Risk::Destructive,
+                    format!("empties {file} before it is read: the shell truncates it first"),
+                ));
             }
             if let Some(file) = s.certain_writes(i).iter().find(|t| root_owned(t)) {
                 raises.push((i, Risk::Privileged, format!("writes {file}, which only root may change")));
@@ -67,10 +71,7 @@ fn truncates_input(s: &Scope<'_>, i: usize) -> Option<String> {
     if let Some(t) = targets.iter().find(|t| mine.contains(t)) {
         return Some(t.clone());
     }
-    s.parts()
-        .filter(|&j| s.pipes_into(j, i))
-        .flat_map(reads)
-        .find(|r| targets.contains(r))
+    s.parts().filter(|&j| s.pipes_into(j, i)).flat_map(reads).find(|r| targets.contains(r))
 }
 
 /// Paths under the trees that root owns on every Unix system: changing
@@ -82,8 +83,21 @@ fn root_owned(path: &str) -> bool {
     !scratch
         && (matches!(
             top,
-            "etc" | "usr" | "bin" | "sbin" | "lib" | "lib32" | "lib64" | "libx32" | "boot" | "opt" | "srv" | "var"
-                | "root" | "sys" | "snap"
+            "etc"
+                | "usr"
+                | "bin"
+                | "sbin"
+                | "lib"
+                | "lib32"
+                | "lib64"
+                | "libx32"
+                | "boot"
+                | "opt"
+                | "srv"
+                | "var"
+                | "root"
+                | "sys"
+                | "snap"
         ) || rest.starts_with("proc/sys/"))
 }
 

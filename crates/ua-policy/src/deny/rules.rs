@@ -199,10 +199,14 @@ pub static RULES: &[Rule] = &[
     r("decoded-payload-to-shell", "decodes a hidden payload and runs it", |s, i| {
         decodes(s, i) && (s.part(i).feeds_code || s.parts().any(|j| s.pipes_into(i, j) && s.reads_code_from_stdin(j)))
     }),
-    r("generated-code-to-shell", "runs code another program computes (translated, rewritten or printed by inline code)", |s, i| {
-        generates_code(s, i)
-            && (s.part(i).feeds_code || s.parts().any(|j| s.pipes_into(i, j) && s.reads_code_from_stdin(j)))
-    }),
+    r(
+        "generated-code-to-shell",
+        "runs code another program computes (translated, rewritten or printed by inline code)",
+        |s, i| {
+            generates_code(s, i)
+                && (s.part(i).feeds_code || s.parts().any(|j| s.pipes_into(i, j) && s.reads_code_from_stdin(j)))
+        },
+    ),
     r("input-as-code", "runs each line of its input, or each file name, as shell code", |s, i| {
         let p = s.part(i);
         p.kind == PartKind::Dynamic

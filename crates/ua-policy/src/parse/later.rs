@@ -107,7 +107,8 @@ pub(super) fn live_bindings(w: &mut Walker, name: &str, argv: &[Arg], redirects:
                 }
                 i += if t.len() > 2 { 1 } else { 2 };
             }
-            ("bind", "-m" | "-f" | "-q" | "-u" | "-r" | "-M") | ("complete" | "compgen", "-A" | "-G" | "-W" | "-F" | "-X" | "-P" | "-S" | "-o")
+            ("bind", "-m" | "-f" | "-q" | "-u" | "-r" | "-M")
+            | ("complete" | "compgen", "-A" | "-G" | "-W" | "-F" | "-X" | "-P" | "-S" | "-o")
             | ("abbr", "--position" | "--set-cursor" | "--regex" | "--function") => i += 2,
             _ if t.starts_with('-') && t.len() > 1 && !(name == "bindkey" && t == "-s") => i += 1,
             _ => {

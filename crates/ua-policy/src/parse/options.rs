@@ -144,7 +144,6 @@ pub(super) fn code_in_options(program: &str, args: &[Arg]) -> Vec<Arg> {
     out
 }
 
-
 /// True when `text` is a shell or interpreter with no code of its own:
 /// it runs whatever it is handed (a file name or its input) as code.
 pub(super) fn bare_runner(text: &str) -> bool {
@@ -153,7 +152,8 @@ pub(super) fn bare_runner(text: &str) -> bool {
     let runner = is_shell(prog)
         || crate::deny::is_interpreter(prog)
         || matches!(prog, "source" | "." | "eval" | "xargs" | "parallel");
-    runner && !words[1..].iter().any(|w| matches!(*w, "-c" | "-e" | "-E" | "-r" | "--eval" | "-m") || w.starts_with("-c"))
+    runner
+        && !words[1..].iter().any(|w| matches!(*w, "-c" | "-e" | "-E" | "-r" | "--eval" | "-m") || w.starts_with("-c"))
 }
 
 /// What a git configuration key set on the command line makes git run.
@@ -171,7 +171,8 @@ fn git_key_runs<'a>(key: &str, val: &'a str) -> Option<GitRun<'a>> {
     let key = key.to_ascii_lowercase();
     let first = key.split('.').next().unwrap_or("");
     let last = key.rsplit('.').next().unwrap_or("");
-    let bool_value = matches!(val.to_ascii_lowercase().as_str(), "" | "true" | "false" | "yes" | "no" | "on" | "off" | "0" | "1");
+    let bool_value =
+        matches!(val.to_ascii_lowercase().as_str(), "" | "true" | "false" | "yes" | "no" | "on" | "off" | "0" | "1");
     let command = |v: &'a str| Some(GitRun::Command(v.trim_start_matches('!')));
     match (first, last) {
         ("alias", _) | ("submodule", "update") => val.starts_with('!').then(|| GitRun::Command(&val[1..])),
@@ -220,9 +221,30 @@ fn vim_command_runs(text: &str) -> Option<VimRun> {
         let word = &t[..word_end];
         let modifier = matches!(
             word,
-            "sil" | "silent" | "keepalt" | "keepa" | "keepjumps" | "keepj" | "noautocmd" | "noa" | "unsilent"
-                | "uns" | "lockmarks" | "loc" | "noswapfile" | "nos" | "vertical" | "vert" | "tab" | "hide"
-                | "confirm" | "conf" | "sandbox" | "san" | "legacy" | "vim9cmd"
+            "sil"
+                | "silent"
+                | "keepalt"
+                | "keepa"
+                | "keepjumps"
+                | "keepj"
+                | "noautocmd"
+                | "noa"
+                | "unsilent"
+                | "uns"
+                | "lockmarks"
+                | "loc"
+                | "noswapfile"
+                | "nos"
+                | "vertical"
+                | "vert"
+                | "tab"
+                | "hide"
+                | "confirm"
+                | "conf"
+                | "sandbox"
+                | "san"
+                | "legacy"
+                | "vim9cmd"
         );
         if !modifier || word.is_empty() {
             break;
@@ -243,7 +265,11 @@ fn vim_command_runs(text: &str) -> Option<VimRun> {
             let spaced = rest.starts_with(char::is_whitespace) || matches!(word, "r" | "re" | "rea" | "read");
             rest_bang.filter(|_| spaced).map(|c| VimRun::Shell(c.to_string()))
         }
-        _ if t.contains("system(") || t.contains("systemlist(") || t.contains("jobstart(") || t.contains("termopen(") => {
+        _ if t.contains("system(")
+            || t.contains("systemlist(")
+            || t.contains("jobstart(")
+            || t.contains("termopen(") =>
+        {
             let inner = t.split_once('(').map(|(_, r)| r).unwrap_or("");
             let q = inner.trim_start();
             let quoted = q.strip_prefix(['\'', '"']).and_then(|r| r.find(['\'', '"']).map(|e| r[..e].to_string()));

@@ -597,6 +597,16 @@ pub fn embedded_substitutions(text: &str) -> Vec<String> {
     found
 }
 
+/// `text` as one shell word that bash, zsh and fish all read back as
+/// `text` (shlex's quoting, tested against each). A NUL byte cannot be in
+/// an argument at all (the kernel's argv is C strings), so it is dropped.
+pub(crate) fn quote(text: &str) -> String {
+    match shlex::try_quote(text) {
+        Ok(q) => q.into_owned(),
+        Err(_) => shlex::try_quote(&text.replace('\0', "")).map_or_else(|_| "''".to_string(), |q| q.into_owned()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -678,15 +688,5 @@ mod tests {
         assert_eq!(embedded_substitutions("x $(a $(b)) y"), ["a $(b)", "b"]);
         assert_eq!(embedded_substitutions("<(curl x)"), ["curl x"]);
         assert!(embedded_substitutions("$((1+2))").is_empty());
-    }
-}
-
-/// `text` as one shell word that bash, zsh and fish all read back as
-/// `text` (shlex's quoting, tested against each). A NUL byte cannot be in
-/// an argument at all (the kernel's argv is C strings), so it is dropped.
-pub(crate) fn quote(text: &str) -> String {
-    match shlex::try_quote(text) {
-        Ok(q) => q.into_owned(),
-        Err(_) => shlex::try_quote(&text.replace('\0', "")).map_or_else(|_| "''".to_string(), |q| q.into_owned()),
     }
 }

@@ -2,12 +2,12 @@
 //! program that actually runs. Only the system's program of each name is a
 //! wrapper; `./sudo` is an unknown program like any other.
 
+use super::later::{define_variable, later, live_bindings};
+use super::options::code_in_options;
 use super::walk::{Ctx, Walker};
 use super::word::Arg;
 use super::{PartKind, Redirect, RedirectKind};
 use crate::paths::system_program;
-use super::later::{define_variable, later, live_bindings};
-use super::options::code_in_options;
 
 const SHELLS: [&str; 9] = ["sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "rbash"];
 
@@ -359,12 +359,7 @@ pub(crate) fn code_in_variable(w: &mut Walker, name: &str, value: &Arg, ctx: &Ct
         let text = value.text.trim_start_matches('|').replace("%s", "FILE");
         // `LESSOPEN='|sh %s'`, `PAGER=bash`: the file or text is the code.
         let dynamic = value.dynamic || super::options::bare_runner(&text.replace("FILE", ""));
-        shell_string(
-            w,
-            &Arg { text, dynamic, glob: false },
-            &with(ctx, format!("${name}"), false),
-            vec![],
-        );
+        shell_string(w, &Arg { text, dynamic, glob: false }, &with(ctx, format!("${name}"), false), vec![]);
     } else if !value.dynamic || matches!(name, "PS0" | "PS1" | "PS2" | "PS4" | "PROMPT" | "RPROMPT") {
         // A substitution kept literal in a value runs wherever the value is
         // expanded again: as a prompt (`PS1`, bash's `${x@P}`), by zsh's
