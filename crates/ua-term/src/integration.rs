@@ -301,7 +301,8 @@ mod tests {
         assert_eq!(args[..3], ["--features", "no-mark-prompt", "--init-command"]);
         assert_eq!(args[4..], ["-l", "-x"]);
         let script = l.scripts.as_ref().unwrap().path().join("unixagent.fish");
-        assert_eq!(args[3], format!("source '{}'", script.display()));
+        let quoted = shlex::try_quote(script.to_str().unwrap()).unwrap().into_owned();
+        assert_eq!(args[3], format!("source {quoted}"));
         let text = std::fs::read_to_string(script).unwrap();
         assert!(text.starts_with(&format!("set -g __ua_aid {aid}\n")), "{text}");
     }
