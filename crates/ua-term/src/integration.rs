@@ -147,7 +147,7 @@ pub fn prepare(spec: &ShellSpec) -> Result<Launch, TermError> {
         ShellKind::Fish => {
             let script = dir.write("unixagent.fish", &format!("set -g __ua_aid {aid}\n{FISH}"))?;
             let mut init = OsString::from("source ");
-            init.push(shell_quote(&script));
+            init.push(shell_quote(&script)?);
             launch.args.push("--features".into());
             launch.args.push(FISH_NO_MARKS.into());
             launch.args.push("--init-command".into());
@@ -194,10 +194,15 @@ fn new_aid() -> String {
     format!("ua{:016x}", h.finish())
 }
 
-/// Single-quotes a path for fish (and POSIX shells).
-fn shell_quote(p: &Path) -> OsString {
-    let s = p.to_string_lossy().replace('\'', "'\\''");
-    format!("'{s}'").into()
+/// A path as one word fish (and POSIX shells) read back as that path,
+/// bytes that are not UTF-8 included. A path cannot hold a NUL byte, which
+/// is the one thing shlex refuses.
+fn shell_quote(p: &Path) -> Result<OsString, TermError> {
+    use std::os::unix::ffi::OsStringExt;
+    let quoted = shlex::bytes::try_quote(p.as_os_str().as_encoded_bytes()).map_err(|e| {
+        TermError::io(format!("quoting {}", p.display()), std::io::Error::new(std::io::ErrorKind::InvalidInput, e))
+    })?;
+    Ok(OsString::from_vec(quoted.into_owned()))
 }
 
 /// A private directory for the integration scripts, removed on drop.
@@ -296,7 +301,8 @@ mod tests {
         assert_eq!(args[..3], ["--features", "no-mark-prompt", "--init-command"]);
         assert_eq!(args[4..], ["-l", "-x"]);
         let script = l.scripts.as_ref().unwrap().path().join("unixagent.fish");
-        assert_eq!(args[3], format!("source '{}'", script.display()));
+        let quoted = shlex::try_quote(script.to_str().unwrap()).unwrap().into_owned();
+        assert_eq!(args[3], format!("source {quoted}"));
         let text = std::fs::read_to_string(script).unwrap();
         assert!(text.starts_with(&format!("set -g __ua_aid {aid}\n")), "{text}");
     }
@@ -322,5 +328,57 @@ mod tests {
         let mut s = spec("/bin/bash", false);
         s.integration = false;
         assert!(!prepare(&s).unwrap().integrated);
+    }
+
+    /// Awkward words, non-UTF-8 bytes included (paths may hold any byte
+    /// but NUL).
+    const AWKWARD: &[&[u8]] = &[
+        b"plain",
+        b"",
+        b"two words",
+        b"it's",
+        b"'",
+        b"\"quoted\"",
+        b"back\\slash",
+        b"ends with \\",
+        b"\\'",
+        b"$HOME and $(id) and `id`",
+        b"semi; pipe | amp & star * ? [x] {a,b} ~ # %self = ! ^ ",
+        b"new\nline\ttab",
+        b"-n",
+        b"\xff\xfe not utf-8 \xc3(",
+        b"caf\xc3\xa9",
+    ];
+
+    /// What `printf %s WORD` prints in `shell`, run with no start-up files.
+    fn printed(shell: &str, word: &std::ffi::OsStr) -> Vec<u8> {
+        use std::os::unix::ffi::OsStrExt;
+        let mut script = OsString::from("printf %s ");
+        script.push(word);
+        let mut cmd = std::process::Command::new(shell);
+        match shell {
+            "bash" => cmd.args(["--norc", "--noprofile", "-c"]),
+            "zsh" => cmd.args(["-f", "-c"]),
+            _ => cmd.args(["--no-config", "-c"]), // fish 3 and fish 4
+        };
+        let out = cmd.arg(&script).env("LC_ALL", "C.UTF-8").output().unwrap_or_else(|e| panic!("{shell}: {e}"));
+        assert!(
+            out.status.success(),
+            "{shell} failed on {:?}: {}",
+            word.as_bytes(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out.stdout
+    }
+
+    #[test]
+    fn quoted_paths_read_back_unchanged_in_bash_zsh_and_fish_3_and_4() {
+        use std::os::unix::ffi::OsStrExt;
+        for shell in ["bash", "zsh", "fish", "fish4"] {
+            for raw in AWKWARD {
+                let word = shell_quote(Path::new(std::ffi::OsStr::from_bytes(raw))).unwrap();
+                assert_eq!(printed(shell, &word), *raw, "{shell} read {word:?} back differently");
+            }
+        }
     }
 }

@@ -178,7 +178,9 @@ impl Agent {
     /// Runs one instruction from `dir`; returns the turn's exit status.
     fn instruct(&mut self, instruction: &str, dir: String) -> anyhow::Result<i32> {
         if !dir.is_empty() && dir != self.dir {
-            let _ = self.lines.send(format!("cd {}", quote(&dir)));
+            if let Some(dir) = quote(&dir) {
+                let _ = self.lines.send(format!("cd {dir}"));
+            }
             self.dir = dir;
         }
         let _ = self.lines.send(format!("# {instruction}"));
@@ -195,9 +197,10 @@ impl Agent {
     }
 }
 
-/// `text` as one single-quoted word for bash, zsh and fish alike.
-fn quote(text: &str) -> String {
-    format!("'{}'", text.replace('\'', "'\\''"))
+/// `text` as one word that bash, zsh and fish all read back as `text`;
+/// `None` for text with a NUL byte, which no shell word can hold.
+fn quote(text: &str) -> Option<String> {
+    shlex::try_quote(text).ok().map(std::borrow::Cow::into_owned)
 }
 
 /// Waits until the shell has run everything sent so far, by asking it to
@@ -205,7 +208,8 @@ fn quote(text: &str) -> String {
 /// Returns the directory (empty if the shell printed none), or `None` when
 /// the shell is gone.
 fn shell_dir(w: &mut impl Write, fifo: &Path, child: &Child) -> anyhow::Result<Option<String>> {
-    let line = format!("printf '%s\\n' \"$PWD\" > {}\n", quote(&fifo.to_string_lossy()));
+    let fifo_word = quote(&fifo.to_string_lossy()).context("the sync FIFO's path holds a NUL byte")?;
+    let line = format!("printf '%s\\n' \"$PWD\" > {fifo_word}\n");
     if w.write_all(line.as_bytes()).and_then(|()| w.flush()).is_err() {
         return Ok(None);
     }
