@@ -29,6 +29,8 @@ mod paging;
 mod proxy;
 mod remote;
 mod sandbox;
+mod sandbox_homes;
+mod sandbox_props;
 mod servers;
 mod sessions;
 mod shells;

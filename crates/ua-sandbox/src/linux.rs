@@ -192,18 +192,21 @@ pub fn apply(spec: &Spec, handoff: Option<std::os::unix::net::UnixStream>) -> Re
         plan = normalise(&spec.rules, &Host);
     }
     let rules = &plan.rules;
+    let cwd = std::env::current_dir().map_err(setup("reading the working directory"))?;
+    if let Some(h) = rules.read_deny.iter().find(|h| cwd.starts_with(&h.path)) {
+        return Err(SandboxError::Setup(format!(
+            "the working directory {} is hidden by the rule for {} ({}), so nothing could run there; start in another directory",
+            cwd.display(),
+            h.path.display(),
+            h.source
+        )));
+    }
     let mut missing = shortfalls(abi, namespaces, rules);
     if namespaces {
         missing.extend(mounts::carve_out(&mounts::targets(rules), rules.mode)?);
         // The working directory still points into the mounts as they were:
         // look it up again, through the carve-outs.
-        let cwd = std::env::current_dir().map_err(setup("reading the working directory"))?;
-        std::env::set_current_dir(&cwd).map_err(|e| {
-            SandboxError::Setup(format!(
-                "entering the working directory {} failed: {e}; it is hidden by the sandbox's rules (`unixagent sandbox status` lists them): start in another directory",
-                cwd.display()
-            ))
-        })?;
+        std::env::set_current_dir(&cwd).map_err(setup("entering the working directory again"))?;
     }
     // The network.
     let mut connect_port = None;
