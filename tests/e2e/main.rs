@@ -24,6 +24,7 @@ mod dotfiles_fish;
 mod dotfiles_starship;
 mod dotfiles_zsh;
 mod integration_failure;
+mod leftovers;
 mod nested;
 mod paging;
 mod proxy;

@@ -21,8 +21,8 @@
 //! - each path appears once, its sources joined;
 //! - nothing lies inside what already covers it: a hidden path inside a
 //!   hidden one, a protected path inside a hidden one or inside a
-//!   protected one with no write root between, a write root inside
-//!   another; a write root inside a hidden path is dropped (hidden wins);
+//!   protected one with no write root between; a write root inside a
+//!   hidden path is dropped (hidden wins);
 //! - a path that cannot exist while something else is there is answered
 //!   by that thing: a protected path below a file protects the file (the
 //!   file would have to be replaced first), a path below a directory this
@@ -30,7 +30,8 @@
 //!   it, but its owner could open it up); a hidden path below a file is
 //!   dropped, since nothing can be read there;
 //! - the directories inside write roots in which nothing new may be made
-//!   are listed: those a missing protected path would be made in, and
+//!   are listed (up to the innermost root holding them): those a missing
+//!   protected path would be made in, and
 //!   those holding a symbolic link on the way to a hidden or protected
 //!   path, so that the link cannot be replaced by one pointing elsewhere;
 //!   in the latter nothing may be removed either, so that the link stays
@@ -278,11 +279,9 @@ pub fn normalise(rules: &Rules, fs: &impl Lookup) -> Normalised {
 
     // What covers what.
     drop_covered(&mut hidden, &mut notes, |p, list| covering(list, p).map(|h| (h, "hidden already")));
-    drop_covered(&mut roots, &mut notes, |p, list| {
-        covering_or_equal(&hidden, p)
-            .map(|h| (h, "hidden, so not writable"))
-            .or_else(|| covering(list, p).map(|r| (r, "writable already")))
-    });
+    // A root inside another stays: it bounds what a missing protected
+    // path closes (the working directory in /tmp must not close /tmp).
+    drop_covered(&mut roots, &mut notes, |p, _| covering_or_equal(&hidden, p).map(|h| (h, "hidden, so not writable")));
     let root_paths: Vec<PathBuf> = roots.iter().map(|r| r.path.clone()).collect();
     // A path both hidden and protected is simply hidden: that says both.
     protected.retain(|p| !hidden.iter().any(|h| h.path == p.path));
@@ -298,7 +297,9 @@ pub fn normalise(rules: &Rules, fs: &impl Lookup) -> Normalised {
 
     let mut no_create: Vec<PathBuf> = Vec::new();
     let mut keep_closed = |from: &Path| {
-        let Some(root) = root_paths.iter().find(|w| from.starts_with(w)) else { return false };
+        // The innermost root holding it: what is outside that stays open.
+        let holding = root_paths.iter().filter(|w| from.starts_with(w));
+        let Some(root) = holding.max_by_key(|w| w.components().count()) else { return false };
         if hidden.iter().any(|h| from.starts_with(&h.path)) || in_git_dir(from) {
             return false;
         }

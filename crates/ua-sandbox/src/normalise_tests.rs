@@ -185,10 +185,14 @@ fn a_directory_that_cannot_be_searched_is_hidden_or_protected_whole() {
 }
 
 #[test]
-fn write_roots_nest_once_and_never_inside_a_hidden_path() {
+fn write_roots_are_never_inside_a_hidden_path_and_close_only_up_to_the_innermost() {
     let t = fs(&[("/tmp/x", dir()), ("/h/.ssh/work", dir()), ("/h/tmp", link("/tmp"))]);
     let r = rules(&["/h/.ssh"], &[], &["/tmp", "/tmp/x", "/h/.ssh/work", "/h/tmp"]);
-    assert_eq!(row(&t, &r), (v(&["/h/.ssh"]), v(&[]), v(&["/tmp"]), v(&[])));
+    assert_eq!(row(&t, &r), (v(&["/h/.ssh"]), v(&[]), v(&["/tmp", "/tmp/x"]), v(&[])));
+    // A working directory inside /tmp with a start-up file missing closes
+    // itself, not /tmp.
+    let r = rules(&[], &["/tmp/x/.zshrc"], &["/tmp", "/tmp/x"]);
+    assert_eq!(row(&t, &r).3, v(&["/tmp/x"]));
 }
 
 #[test]
@@ -333,7 +337,7 @@ proptest! {
         }
         for w in &out.write_roots {
             prop_assert!(!under(&w.path, &out.read_deny), "root {} is hidden", w.path.display());
-            prop_assert_eq!(out.write_roots.iter().filter(|o| w.path.starts_with(&o.path)).count(), 1);
+            prop_assert_eq!(out.write_roots.iter().filter(|o| o.path == w.path).count(), 1);
         }
         for p in &out.write_protect {
             prop_assert!(!under(&p.path, &out.read_deny), "protected {} is hidden", p.path.display());
