@@ -100,6 +100,9 @@ fn integration_scripts_are_gone_while_the_users_start_up_files_still_run() {
         // A start-up file that takes its time: it waits on a FIFO nobody
         // writes to.
         let rc = format!("echo RC-RUNNING\nread -r _ < {}\nPS1='PS1-MARK> '\n", hold.display());
+        // Integration is not given up on (which also removes the scripts)
+        // while the test waits.
+        home.write(".config/unixagent/config.toml", "[shell]\nintegration_timeout_ms = 120000\n");
         home.write(if shell == "bash" { ".bashrc" } else { ".zshrc" }, &rc);
         let t = home.spawn(shell).env("TMPDIR", &p.tmp).env("XDG_RUNTIME_DIR", &p.run).start();
         t.wait_text("RC-RUNNING");
