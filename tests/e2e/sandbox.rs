@@ -15,10 +15,10 @@ use serde_json::Value;
 
 use crate::support::*;
 
-struct Out {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
+pub(crate) struct Out {
+    pub(crate) code: Option<i32>,
+    pub(crate) stdout: String,
+    pub(crate) stderr: String,
 }
 
 /// A home with credentials, start-up files, unixagent's own files and a
@@ -89,7 +89,7 @@ impl Box {
     }
 }
 
-fn output(mut c: Command) -> Out {
+pub(crate) fn output(mut c: Command) -> Out {
     let o = c.output().expect("run");
     Out {
         code: o.status.code(),
@@ -527,12 +527,24 @@ fn the_network_is_the_proxy_and_the_proxy_is_the_allowlist() {
 /// stdin piped: `instruction` is sent, every approval request is allowed,
 /// and the lines of stdout come back once unixagent has exited.
 fn batch(b: &Box, server: &ua_testkit::provider::FakeProvider, instruction: &str, filter: bool) -> (Out, Vec<Value>) {
-    use std::io::{BufRead as _, Write as _};
     b.write(".config/unixagent/config.toml", "[judge]\nmode = \"off\"\n");
+    batch_in(b.dir.path(), &b.path("proj"), server, instruction, filter)
+}
+
+/// [`batch`] for any home (whose config turns the judge off) and working
+/// directory.
+pub(crate) fn batch_in(
+    home: &Path,
+    cwd: &Path,
+    server: &ua_testkit::provider::FakeProvider,
+    instruction: &str,
+    filter: bool,
+) -> (Out, Vec<Value>) {
+    use std::io::{BufRead as _, Write as _};
     let mut c = Command::new(unixagent());
     c.args(["--shell", "/bin/bash", "--json"])
-        .current_dir(b.path("proj"))
-        .env("HOME", b.dir.path())
+        .current_dir(cwd)
+        .env("HOME", home)
         .env_remove("XDG_CONFIG_HOME")
         .env_remove("XDG_DATA_HOME")
         .env_remove("UNIXAGENT_CONFIG")

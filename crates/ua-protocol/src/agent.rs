@@ -103,6 +103,11 @@ pub enum AgentEvent {
         runs_as: Option<String>,
         /// A warning to read before approving (the judge's).
         note: Option<String>,
+        /// What the command leaves in the live shell to run later, one
+        /// line each (`alias ls: rm -rf ~/src`, `trap on EXIT: …`); empty
+        /// when it defines nothing.
+        #[serde(default)]
+        defines: Vec<String>,
     },
     /// The command with this id waits for an approval.
     ApprovalRequest { id: String, command: String, risk: String, reason: String },
@@ -216,10 +221,11 @@ mod tests {
             rule: None,
             runs_as: None,
             note: None,
+            defines: Vec::new(),
         };
         assert_eq!(
             wire(&e),
-            json!({"type": "command", "id": "t1", "command": "ls", "risk": "read_only", "decision": "allow", "rule": null, "runs_as": null, "note": null})
+            json!({"type": "command", "id": "t1", "command": "ls", "risk": "read_only", "decision": "allow", "rule": null, "runs_as": null, "note": null, "defines": []})
         );
         let r = AgentEvent::CommandResult {
             id: "t1".into(),

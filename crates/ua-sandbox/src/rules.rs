@@ -239,19 +239,16 @@ impl Rules {
         }
         r.write_protect.push(PathRule::new(p.config_dir.clone(), "default: unixagent's config, policy and hooks"));
         r.write_protect.push(PathRule::new(p.data_dir.clone(), "default: unixagent's journals and audit log"));
-        for repo in repositories_of(&p.cwd) {
-            r.write_protect.push(PathRule::new(repo.join(".git/hooks"), "default: a repository's hooks"));
-            r.write_protect.push(PathRule::new(repo.join(".git/config"), "default: a repository's config"));
-        }
+        r.write_protect.extend(git_paths(&p.cwd));
         r.dedup();
         r
     }
 
-    /// Drops repeated paths and hosts, keeping the first of each.
+    /// Keeps each path once in each list, with the sources of its repeats
+    /// joined to the first; drops repeated hosts.
     pub fn dedup(&mut self) {
         for list in [&mut self.read_deny, &mut self.write_roots, &mut self.write_protect] {
-            let mut seen = std::collections::HashSet::new();
-            list.retain(|r| seen.insert(r.path.clone()));
+            join_repeats(list);
         }
         let mut seen = std::collections::HashSet::new();
         self.allow_hosts.retain(|h| seen.insert(h.host.clone().to_string()));
@@ -280,40 +277,6 @@ impl Rules {
             || self.write_protect.iter().any(|r| path.starts_with(&r.path) && roots().any(|w| r.path.starts_with(w)))
     }
 
-    /// The directories inside write roots where nothing new may be
-    /// created, because a protected path that does not exist yet would
-    /// otherwise be created there: for each such path, its deepest
-    /// existing ancestor inside a write root, and every directory between
-    /// that root and it. (`~/.zshrc` missing while the home is the working
-    /// directory: the home itself.) Hidden paths are left out (a made-up
-    /// credential file or history runs nothing), and so are paths inside a
-    /// `.git` directory, where git creates lock files all the time.
-    ///
-    /// Reads the filesystem (what exists), so it is worked out where the
-    /// sandbox is applied.
-    pub fn no_create_dirs(&self) -> Vec<PathBuf> {
-        let mut out: Vec<PathBuf> = Vec::new();
-        for p in &self.write_protect {
-            if p.path.symlink_metadata().is_ok() || self.hides(&p.path) {
-                continue;
-            }
-            let Some(root) = self.write_roots.iter().map(|r| r.path.as_path()).find(|w| p.path.starts_with(w)) else {
-                continue;
-            };
-            let Some(anchor) = p.path.ancestors().skip(1).find(|a| a.is_dir()) else { continue };
-            if !anchor.starts_with(root) || anchor.components().any(|c| c.as_os_str() == ".git") {
-                continue;
-            }
-            for dir in anchor.ancestors().take_while(|d| d.starts_with(root)) {
-                if !out.iter().any(|o| o == dir) {
-                    out.push(dir.to_path_buf());
-                }
-            }
-        }
-        out.sort();
-        out
-    }
-
     /// The allowlist entry that lets `host` through on some port, if any.
     pub fn admits(&self, host: &str) -> Option<&HostRule> {
         self.allow_hosts.iter().find(|h| {
@@ -323,10 +286,55 @@ impl Rules {
     }
 }
 
-/// The repository holding `dir` (its work tree root, found by walking up
-/// to a `.git` directory), if any.
-fn repositories_of(dir: &Path) -> Vec<PathBuf> {
-    dir.ancestors().find(|d| d.join(".git").is_dir()).map(Path::to_path_buf).into_iter().collect()
+/// Keeps each path in `list` once, with the sources of its repeats joined
+/// to the first (`default: …; policy.cedar: …`).
+pub(crate) fn join_repeats(list: &mut Vec<PathRule>) {
+    let mut out: Vec<PathRule> = Vec::with_capacity(list.len());
+    for r in list.drain(..) {
+        match out.iter_mut().find(|o| o.path == r.path) {
+            Some(o) => {
+                for s in r.source.split("; ") {
+                    if !o.source.split("; ").any(|have| have == s) {
+                        o.source.push_str("; ");
+                        o.source.push_str(s);
+                    }
+                }
+            }
+            None => out.push(r),
+        }
+    }
+    *list = out;
+}
+
+/// What git reads for a repository holding `dir` and could run code from
+/// later, outside the sandbox: its hooks and config. In a linked worktree
+/// or a submodule `.git` is a file naming the real git directory; that
+/// file is kept too (pointed elsewhere, it would make git read hooks the
+/// sandbox wrote), and the hooks and config are those of the repository's
+/// common directory, with the worktree's own `config.worktree`.
+fn git_paths(dir: &Path) -> Vec<PathRule> {
+    let hooks = "default: a repository's hooks";
+    let config = "default: a repository's config";
+    let Some(top) = dir.ancestors().find(|d| d.join(".git").symlink_metadata().is_ok()) else { return Vec::new() };
+    let dot_git = top.join(".git");
+    if dot_git.is_dir() {
+        return vec![PathRule::new(dot_git.join("hooks"), hooks), PathRule::new(dot_git.join("config"), config)];
+    }
+    let mut out = vec![PathRule::new(dot_git.clone(), "default: a worktree's link to its repository")];
+    let Some(git_dir) = std::fs::read_to_string(&dot_git)
+        .ok()
+        .and_then(|text| text.lines().find_map(|l| l.strip_prefix("gitdir:")).map(|d| top.join(d.trim())))
+    else {
+        return out;
+    };
+    let common =
+        std::fs::read_to_string(git_dir.join("commondir")).map_or_else(|_| git_dir.clone(), |c| git_dir.join(c.trim()));
+    out.push(PathRule::new(common.join("hooks"), hooks));
+    out.push(PathRule::new(common.join("config"), config));
+    if common != git_dir {
+        out.push(PathRule::new(git_dir.join("config.worktree"), config));
+    }
+    out
 }
 
 #[cfg(test)]
@@ -406,34 +414,30 @@ mod tests {
     }
 
     #[test]
-    fn missing_protected_paths_make_their_directories_no_create() {
-        let dir = std::env::temp_dir().join(format!("ua-sandbox-nocreate-{}", std::process::id()));
-        for d in [".config/unixagent", "proj/.git", "work"] {
-            std::fs::create_dir_all(dir.join(d)).unwrap();
-        }
-        std::fs::write(dir.join(".bashrc"), "").unwrap();
-        let rules = |cwd: &str| {
-            let mut r = Rules::defaults(&Places {
-                home: dir.clone(),
-                cwd: dir.join(cwd),
-                temp: vec![],
-                config_dir: dir.join(".config/unixagent"),
-                data_dir: dir.join(".local/share/unixagent"),
-                journal: None,
-            });
-            // A missing repository hook directory never blocks git.
-            r.write_protect.push(PathRule::new(dir.join("proj/.git/hooks"), "t"));
-            r
-        };
-        // The home as working directory: `.zshrc` and `.config/fish/…` are
-        // missing, so nothing new in the home or in `.config`; the missing
-        // data directory is hidden, so `.local` is left alone.
-        let got = rules("").no_create_dirs();
-        assert_eq!(got, vec![dir.clone(), dir.join(".config")], "{got:?}");
-        // A project below the home: the start-up files are outside every
-        // write root, and a missing hook directory is git's.
-        assert!(rules("proj").no_create_dirs().is_empty());
-        assert!(rules("work").no_create_dirs().is_empty());
-        std::fs::remove_dir_all(&dir).unwrap();
+    fn a_linked_worktree_keeps_its_git_file_and_the_repositorys_hooks_and_config() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        std::fs::create_dir_all(d.join("main/.git/worktrees/wt")).unwrap();
+        std::fs::create_dir_all(d.join("wt/src")).unwrap();
+        std::fs::write(d.join("main/.git/worktrees/wt/commondir"), "../..\n").unwrap();
+        let gitdir = d.join("main/.git/worktrees/wt");
+        std::fs::write(d.join("wt/.git"), format!("gitdir: {}\n", gitdir.display())).unwrap();
+        let got: Vec<PathBuf> = git_paths(&d.join("wt/src")).into_iter().map(|r| r.path).collect();
+        assert_eq!(
+            got,
+            vec![
+                d.join("wt/.git"),
+                gitdir.join("../..").join("hooks"),
+                gitdir.join("../..").join("config"),
+                gitdir.join("config.worktree"),
+            ]
+        );
+        // A submodule: its git directory holds its own hooks.
+        std::fs::create_dir_all(d.join("main/.git/modules/sub")).unwrap();
+        std::fs::create_dir_all(d.join("main/sub")).unwrap();
+        std::fs::write(d.join("main/sub/.git"), "gitdir: ../.git/modules/sub\n").unwrap();
+        let got: Vec<PathBuf> = git_paths(&d.join("main/sub")).into_iter().map(|r| r.path).collect();
+        let sub = d.join("main/sub/../.git/modules/sub");
+        assert_eq!(got, vec![d.join("main/sub/.git"), sub.join("hooks"), sub.join("config")]);
     }
 }

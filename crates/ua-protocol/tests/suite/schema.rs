@@ -38,6 +38,7 @@ fn every_event() -> Vec<AgentEvent> {
             rule: Some("builtin.read-only".into()),
             runs_as: Some("git --no-pager log".into()),
             note: None,
+            defines: vec!["alias ll: ls -la".into()],
         },
         AgentEvent::ApprovalRequest {
             id: "toolu_1".into(),

@@ -93,6 +93,7 @@ impl Asking {
             note: None,
             strong: false,
             rewritten: None,
+            defines: Vec::new(),
         })
     }
 
@@ -169,6 +170,7 @@ mod tests {
             note: None,
             strong,
             rewritten: None,
+            defines: Vec::new(),
         }
     }
 

@@ -201,6 +201,7 @@ pub fn verdict_of(d: &Decision, human: bool) -> Verdict {
             command: d.command.clone(),
             by_hook: d.rewrites.iter().any(|r| matches!(r.by, Rewriter::Hook { .. })),
         }),
+        defines: d.analysis.parsed.defines.clone(),
     }
 }
 
@@ -224,6 +225,7 @@ fn fallback(req: Request, grants: &Grants, why: &str) -> Gated {
         note: None,
         strong: a.risk >= Risk::Privileged,
         rewritten: None,
+        defines: a.parsed.defines.clone(),
     };
     Gated { verdict, decision: None, request: req }
 }
@@ -236,6 +238,7 @@ fn refused(req: Request, why: &str) -> Gated {
         note: None,
         strong: false,
         rewritten: None,
+        defines: Vec::new(),
     };
     Gated { verdict, decision: None, request: req }
 }

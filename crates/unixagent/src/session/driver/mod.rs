@@ -458,6 +458,7 @@ impl Driver {
                 note: None,
                 strong: false,
                 rewritten: None,
+                defines: Vec::new(),
             };
             self.on_verdict(p, verdict, false, out);
             return;
