@@ -76,6 +76,7 @@
 //! # }
 //! ```
 
+pub mod board;
 pub mod checkpoint;
 mod error;
 pub mod fold;
