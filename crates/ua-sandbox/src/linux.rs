@@ -165,11 +165,14 @@ pub fn apply(spec: &Spec) -> Result<Enforced, SandboxError> {
     let rules = &spec.rules;
     let mut report = Enforced::default();
     let abi = landlock_abi();
+    // The task board is opened before anything hides the directory it is
+    // in, so that it can be mounted back at its own path.
+    let board = open_board(rules)?;
     let namespaces = enter_namespaces().is_ok();
     let missing = shortfalls(abi, namespaces, rules);
     if namespaces {
         make_hook_dirs(rules);
-        carve_out(&carve_out_targets(rules))?;
+        carve_out(&carve_out_targets(rules), board.as_ref())?;
         // The working directory still points into the mounts as they were:
         // look it up again, through the carve-outs.
         let cwd = std::env::current_dir().map_err(setup("reading the working directory"))?;
@@ -202,7 +205,7 @@ pub fn apply(spec: &Spec) -> Result<Enforced, SandboxError> {
         return Err(SandboxError::Unsupported(missing.join("; ")));
     }
     report.gaps = missing;
-    landlock(rules, abi, !namespaces, connect_port, &mut report)?;
+    landlock(rules, abi, !namespaces, connect_port, board.as_ref().map(|b| b.path.as_path()), &mut report)?;
     seccomp()?;
     drop_root_capabilities()?;
     if let Some(port) = report.proxy_port {
@@ -245,6 +248,27 @@ pub fn shortfalls(landlock_abi: i32, namespaces: bool, rules: &Rules) -> Vec<Str
         }
     }
     missing
+}
+
+/// The task board to open, held open by a descriptor (`O_PATH`).
+#[derive(Debug)]
+struct OpenBoard {
+    path: PathBuf,
+    dir: std::fs::File,
+}
+
+/// The board [`crate::rules::BOARD_ENV`] names, if it is one the rules
+/// open ([`Rules::board_to_open`]).
+fn open_board(rules: &Rules) -> Result<Option<OpenBoard>, SandboxError> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let Some(named) = std::env::var_os(crate::rules::BOARD_ENV).map(PathBuf::from) else { return Ok(None) };
+    let Some(path) = rules.board_to_open(&named) else { return Ok(None) };
+    let dir = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_PATH | libc::O_DIRECTORY | libc::O_NOFOLLOW)
+        .open(&path)
+        .map_err(setup("opening the task board"))?;
+    Ok(Some(OpenBoard { path, dir }))
 }
 
 /// Enters new user, mount and network namespaces, mapping our uid and gid
@@ -338,12 +362,16 @@ fn inside_roots<'a>(rules: &Rules, targets: &'a [(PathBuf, Bind)]) -> Vec<&'a Pa
     targets.iter().map(|(p, _)| p.as_path()).filter(|p| inside(p)).collect()
 }
 
-fn carve_out(targets: &[(PathBuf, Bind)]) -> Result<(), SandboxError> {
+fn carve_out(targets: &[(PathBuf, Bind)], board: Option<&OpenBoard>) -> Result<(), SandboxError> {
+    let mut board_mounted = false;
     for (path, bind) in targets {
         let what = format!("protecting {}", path.display());
         if *bind == Bind::Hide {
             let hide = libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC;
-            if path.is_dir() {
+            if let Some(b) = board.filter(|b| b.path.starts_with(path) && path.is_dir()) {
+                hide_around_board(path, b, hide).map_err(setup(&what))?;
+                board_mounted = true;
+            } else if path.is_dir() {
                 mount_data(Some(Path::new("none")), path, Some("tmpfs"), hide, "mode=000,size=4k")
                     .map_err(setup(&what))?;
             } else {
@@ -363,7 +391,34 @@ fn carve_out(targets: &[(PathBuf, Bind)]) -> Result<(), SandboxError> {
                 .map_err(setup(&what))?;
         }
     }
+    // A board inside a path bound read-only (not hidden) is bound onto
+    // itself again, writable, on top.
+    if let Some(b) = board.filter(|b| !board_mounted && targets.iter().any(|(p, _)| b.path.starts_with(p))) {
+        mount(Some(&b.path), &b.path, None, libc::MS_BIND).map_err(setup("opening the task board"))?;
+    }
     Ok(())
+}
+
+/// Hides `dir` but for the task board inside it: an empty tmpfs whose
+/// directories down to the board can be passed through but not listed
+/// (mode 0111), the board bound back at its own path from the descriptor
+/// opened before, and then the tmpfs made read-only. Nothing else of
+/// `dir` can be read, listed, or written; the board can.
+fn hide_around_board(dir: &Path, board: &OpenBoard, flags: libc::c_ulong) -> std::io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    let writable = flags & !libc::MS_RDONLY;
+    mount_data(Some(Path::new("none")), dir, Some("tmpfs"), writable, "mode=0111,size=16k")?;
+    let mut at = dir.to_path_buf();
+    for part in board.path.strip_prefix(dir).map_err(std::io::Error::other)?.components() {
+        at.push(part);
+        match std::fs::DirBuilder::new().mode(0o111).create(&at) {
+            Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => return Err(e),
+            _ => {}
+        }
+    }
+    let source = PathBuf::from(format!("/proc/self/fd/{}", board.dir.as_raw_fd()));
+    mount(Some(&source), &board.path, None, libc::MS_BIND)?;
+    mount(None, dir, None, libc::MS_BIND | libc::MS_REMOUNT | flags)
 }
 
 /// The mount flags of the filesystem holding `path` that a remount in a
@@ -460,6 +515,7 @@ fn landlock(
     abi: i32,
     restrict_tcp: bool,
     connect_port: Option<u16>,
+    board: Option<&Path>,
     report: &mut Enforced,
 ) -> Result<(), SandboxError> {
     let ll = |e: landlock::RulesetError| SandboxError::Setup(format!("Landlock: {e}"));
@@ -488,6 +544,10 @@ fn landlock(
     let no_create = rules.no_create_dirs();
     for root in &rules.write_roots {
         writable(&root.path, all, &no_create, &mut grants);
+    }
+    // The task board, inside the hidden data directory.
+    if let Some(b) = board {
+        grants.push((b.to_path_buf(), all));
     }
     // The terminal and the devices every shell writes to.
     for dev in

@@ -452,6 +452,7 @@ impl Board {
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(BoardError::io("write", todo)(e)),
         }
+        files::make_dir(&self.dir(State::Doing)).map_err(BoardError::io("create", self.dir(State::Doing)))?;
         match files::rename_new(&todo, &doing) {
             Ok(()) => {}
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
@@ -532,6 +533,9 @@ impl Board {
         }
         let target = self.dir(to).join(t.file_name());
         if to != t.state {
+            // A board made by hand may lack the directory; a missing one
+            // must not read as the task having moved.
+            files::make_dir(&self.dir(to)).map_err(BoardError::io("create", self.dir(to)))?;
             match files::rename_new(&t.path, &target) {
                 Ok(()) => {}
                 Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(conflict("its file moved")),
@@ -639,13 +643,11 @@ fn read_task(path: &Path, id: u32, state: State) -> Result<Option<Task>, BoardEr
 /// record, its process alive); one it does not know (a child agent whose
 /// sandbox hides the index, say) by its process. An assignee with neither
 /// (a person) is never gone.
-pub fn liveness(index: Option<crate::index::Summaries>) -> impl Fn(&str, Option<u32>) -> bool {
-    move |session: &str, pid: Option<u32>| {
-        if let Some(s) = index.as_ref().and_then(|i| i.get(session)) {
-            return matches!(s.state, crate::index::SessionState::Running { .. });
-        }
-        pid.is_none_or(crate::index::process_alive)
+pub fn liveness(index: Option<&crate::index::Summaries>, session: &str, pid: Option<u32>) -> bool {
+    if let Some(s) = index.and_then(|i| i.get(session)) {
+        return matches!(s.state, crate::index::SessionState::Running { .. });
     }
+    pid.is_none_or(crate::index::process_alive)
 }
 
 #[cfg(test)]

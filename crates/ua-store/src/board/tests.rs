@@ -193,11 +193,10 @@ fn the_plan_is_one_file() {
 
 #[test]
 fn liveness_follows_the_index_then_the_process() {
-    let alive = liveness(None);
-    assert!(alive("anyone", None), "a person is never gone");
-    assert!(alive("s", Some(std::process::id())));
+    assert!(liveness(None, "anyone", None), "a person is never gone");
+    assert!(liveness(None, "s", Some(std::process::id())));
     // Process ids above the kernel's maximum are never in use.
-    assert!(!alive("s", Some(4_194_304 + 7)));
+    assert!(!liveness(None, "s", Some(4_194_304 + 7)));
 }
 
 #[test]
