@@ -165,10 +165,12 @@ pub fn apply(spec: &Spec) -> Result<Enforced, SandboxError> {
     let rules = &spec.rules;
     let mut report = Enforced::default();
     let abi = landlock_abi();
-    // The task board is opened before anything hides the directory it is
-    // in, so that it can be mounted back at its own path.
-    let board = open_board(rules)?;
     let namespaces = enter_namespaces().is_ok();
+    // The task board is opened before anything hides the directory it is
+    // in, so that it can be mounted back at its own path; and after the
+    // mount namespace is entered, since a bind's source must be a mount of
+    // the namespace it is made in.
+    let board = open_board(rules)?;
     let missing = shortfalls(abi, namespaces, rules);
     if namespaces {
         make_hook_dirs(rules);

@@ -289,10 +289,15 @@ mod tests {
         let c = parse(&["unixagent", "board", "--json"]);
         assert!(matches!(c.sub, Some(Sub::Board { action: None, json: true, session: None })));
         let c = parse(&["unixagent", "board", "add", "Fix it", "--depends-on", "1", "--depends-on", "2", "--json"]);
-        assert!(matches!(&c.sub, Some(Sub::Board { action: Some(BoardAction::Add { depends_on, .. }), json: true, .. })
-            if depends_on == &[1, 2]));
+        assert!(
+            matches!(&c.sub, Some(Sub::Board { action: Some(BoardAction::Add { depends_on, .. }), json: true, .. })
+            if depends_on == &[1, 2])
+        );
         let c = parse(&["unixagent", "board", "--session", "2026", "plan", "-"]);
-        assert!(matches!(&c.sub, Some(Sub::Board { action: Some(BoardAction::Plan { edit: false, stdin: Some(_) }), session: Some(_), .. })));
+        assert!(matches!(
+            &c.sub,
+            Some(Sub::Board { action: Some(BoardAction::Plan { edit: false, stdin: Some(_) }), session: Some(_), .. })
+        ));
         assert!(Cli::try_parse_from(["unixagent", "board", "plan", "x"]).is_err());
         assert!(Cli::try_parse_from(["unixagent", "board", "plan", "--edit", "-"]).is_err());
     }

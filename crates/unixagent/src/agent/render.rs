@@ -166,9 +166,9 @@ impl Renderer {
             AgentEvent::ApprovalRequest { risk, .. } => self.question(strong(risk)),
             // A blocked task is the board's alert: the person sees it at
             // once, whoever blocked it. Other moves show in the footer.
-            AgentEvent::Task { id, title, state, assignee, reason, .. } if state == "blocked" => self.alert(
-                &crate::board::render::blocked_alert(*id, title, assignee.as_deref(), reason.as_deref()),
-            ),
+            AgentEvent::Task { id, title, state, assignee, reason, .. } if state == "blocked" => {
+                self.alert(&crate::board::render::blocked_alert(*id, title, assignee.as_deref(), reason.as_deref()))
+            }
             AgentEvent::Task { .. } => String::new(),
             AgentEvent::Command { decision: GateDecision::Deny, .. }
             | AgentEvent::CommandResult { .. }

@@ -124,8 +124,7 @@ fn dispatch(action: Option<&BoardAction>, json: bool, session: Option<&str>) -> 
         }
         Some(BoardAction::Claim { id }) => {
             let t = board.claim(*id, &claimant(), &liveness(), now)?;
-            let text =
-                if json { format!("{}\n", render::task_json(&t, None)) } else { render::task_text(&t, None) };
+            let text = if json { format!("{}\n", render::task_json(&t, None)) } else { render::task_text(&t, None) };
             print(&mut out, &text)
         }
         Some(BoardAction::Move { id, state, reason }) => {
@@ -303,7 +302,10 @@ fn edit_plan(board: &Board) -> Result<(), Failure> {
 /// shell's environment, which is also what the sandbox launcher opens
 /// (see `ua_sandbox::rules::Rules::boards`). `None` without a session
 /// directory (no journal this time) and no inherited board.
-pub fn attach(session_dir: Option<&ua_store::session::SessionDir>, env: &mut Vec<(OsString, OsString)>) -> Option<Board> {
+pub fn attach(
+    session_dir: Option<&ua_store::session::SessionDir>,
+    env: &mut Vec<(OsString, OsString)>,
+) -> Option<Board> {
     let board = match inherited() {
         Some(path) => Board::at(path),
         None => {

@@ -30,8 +30,7 @@ pub fn footer(snap: &Snapshot) -> Option<String> {
 /// `None` when there are none.
 #[cfg_attr(not(test), expect(dead_code, reason = "the session sends it once resuming reads the board"))]
 pub fn active_tasks(snap: &Snapshot) -> Option<String> {
-    let active: Vec<&Task> =
-        snap.tasks.iter().filter(|t| matches!(t.state, State::Doing | State::Blocked)).collect();
+    let active: Vec<&Task> = snap.tasks.iter().filter(|t| matches!(t.state, State::Doing | State::Blocked)).collect();
     if active.is_empty() {
         return None;
     }

@@ -168,7 +168,9 @@ fn close_boards_a_forbid_covers(
         .iter()
         .chain(&rules.write_protect)
         .filter(|r| boards.path.starts_with(&r.path) || r.path.starts_with(&boards.path))
-        .find(|r| !r.source.starts_with("default:") && !exempt.iter().any(|e| e.path == r.path && e.source == r.source));
+        .find(|r| {
+            !r.source.starts_with("default:") && !exempt.iter().any(|e| e.path == r.path && e.source == r.source)
+        });
     if let Some(r) = covering {
         not_widened.push(Uncompiled {
             source: boards.source.clone(),
