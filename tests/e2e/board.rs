@@ -180,6 +180,15 @@ fn every_subcommand_in_text_and_json_with_a_status_per_failure() {
     );
     // A board that is not there.
     status(&on(&home, &home.path().join("nowhere"), &["board"]), 3);
+    // The session shows the board's counts, and exports its tasks.
+    let id = id_of(b.parent().expect("the session"));
+    let o = out(ua(&home, home.path(), &["sessions", "show", &id]));
+    status(&o, 0);
+    assert!(text(&o).ends_with("── board ──\n1 todo · 1 done\n"), "{}", text(&o));
+    let o = out(ua(&home, home.path(), &["sessions", "export", &id, "--format", "md"]));
+    status(&o, 0);
+    assert!(text(&o).contains("## Task board\n\n1 todo · 1 done\n"), "{}", text(&o));
+    assert!(text(&o).contains("#### 1 Parse\n\nassignee `ana`; tags: parser\n\nParse it.\n\n- [ ] tests pass\n"), "{}", text(&o));
 }
 
 #[test]
