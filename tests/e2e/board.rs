@@ -188,7 +188,11 @@ fn every_subcommand_in_text_and_json_with_a_status_per_failure() {
     let o = out(ua(&home, home.path(), &["sessions", "export", &id, "--format", "md"]));
     status(&o, 0);
     assert!(text(&o).contains("## Task board\n\n1 todo · 1 done\n"), "{}", text(&o));
-    assert!(text(&o).contains("#### 1 Parse\n\nassignee `ana`; tags: parser\n\nParse it.\n\n- [ ] tests pass\n"), "{}", text(&o));
+    assert!(
+        text(&o).contains("#### 1 Parse\n\nassignee `ana`; tags: parser\n\nParse it.\n\n- [ ] tests pass\n"),
+        "{}",
+        text(&o)
+    );
 }
 
 #[test]

@@ -70,14 +70,7 @@ fn every_event() -> Vec<AgentEvent> {
             assignee: Some("20261124T100000.000Z-0000abcd".into()),
             reason: Some("needs a signing key".into()),
         },
-        AgentEvent::Task {
-            id: 4,
-            title: "New".into(),
-            state: "todo".into(),
-            from: None,
-            assignee: None,
-            reason: None,
-        },
+        AgentEvent::Task { id: 4, title: "New".into(), state: "todo".into(), from: None, assignee: None, reason: None },
         AgentEvent::Result {
             status: RunStatus::Ok,
             exit_code: 0,
