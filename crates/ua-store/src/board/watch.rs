@@ -102,7 +102,7 @@ impl Changes {
 }
 
 /// Reads in a row while notifications keep arriving during the read.
-const SETTLE_READS: usize = 4;
+pub(crate) const SETTLE_READS: usize = 4;
 
 /// A thread that reports a board's state changes as they happen. Dropping
 /// it stops the thread.
@@ -130,12 +130,7 @@ impl Watcher {
         let (tx, rx) = mpsc::channel::<()>();
         let ids = root.join(super::IDS_DIR);
         let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
-            // Temporary files and id records change no task.
-            let relevant = match &event {
-                Ok(e) => e.paths.is_empty() || e.paths.iter().any(|p| !quiet(p, &ids)),
-                Err(_) => true,
-            };
-            if relevant {
+            if relevant(&event, &ids) {
                 let _ = tx.send(());
             }
         })
@@ -174,6 +169,18 @@ impl Watcher {
     /// reads it at least once): zero while nothing changes.
     pub fn reads(&self) -> u64 {
         self.reads.load(Ordering::Relaxed)
+    }
+}
+
+/// Whether a notification may mean a task changed. Opening and reading
+/// files changes nothing, and the watcher's own reads of the board would
+/// otherwise wake it again and again; temporary files and id records
+/// change no task. An error may hide anything, so it counts.
+fn relevant(event: &notify::Result<notify::Event>, ids: &Path) -> bool {
+    match event {
+        Ok(e) if matches!(e.kind, notify::EventKind::Access(_)) => false,
+        Ok(e) => e.paths.is_empty() || e.paths.iter().any(|p| !quiet(p, ids)),
+        Err(_) => true,
     }
 }
 
@@ -258,6 +265,19 @@ mod tests {
             got.iter().map(|g| (g.id, g.from, g.state)).collect::<Vec<_>>(),
             [(1, Some(State::Todo), State::Doing)]
         );
+    }
+
+    #[test]
+    fn reads_temporary_files_and_id_records_wake_nobody() {
+        use notify::event::{AccessKind, CreateKind, EventKind, ModifyKind, RenameMode};
+        let ids = Path::new("/b/.ids");
+        let ev = |kind, path: &str| Ok(notify::Event::new(kind).add_path(path.into()));
+        assert!(!relevant(&ev(EventKind::Access(AccessKind::Any), "/b/todo/1-x.md"), ids));
+        assert!(!relevant(&ev(EventKind::Create(CreateKind::File), "/b/todo/.new.1.tmp"), ids));
+        assert!(!relevant(&ev(EventKind::Create(CreateKind::File), "/b/.ids/7"), ids));
+        assert!(relevant(&ev(EventKind::Modify(ModifyKind::Name(RenameMode::To)), "/b/doing/1-x.md"), ids));
+        assert!(relevant(&ev(EventKind::Create(CreateKind::File), "/b/todo/2-y.md"), ids));
+        assert!(relevant(&Err(notify::Error::generic("queue overflow")), ids));
     }
 
     #[test]
