@@ -14,6 +14,7 @@ mod bash_hooks;
 mod bash_options;
 mod bash_prompt_command;
 mod batch;
+mod board;
 mod capture;
 mod cli;
 mod command_line_secrets;

@@ -662,3 +662,54 @@ fn the_proxys_decisions_reach_the_model_and_the_audit_log() {
     assert!(refused["rule"].as_str().unwrap().starts_with("sandbox:proxy"), "{refused}");
     assert_eq!(refused["id"], allowed["id"], "both belong to the command's records");
 }
+
+#[test]
+fn an_agent_command_writes_the_sessions_board_and_nothing_else_of_the_data_directory() {
+    let b = Box::new();
+    let data = b.path(".local/share/unixagent");
+    // Each step prints what happened; the paths come from variables, so
+    // that the gate passes them on and the kernel is what decides.
+    let command = format!(
+        "U={ua}; D=\"$UNIXAGENT_BOARD/../..\"; \
+         $U board add 'from the sandbox' >/dev/null && echo BOARD-ADD-OK; \
+         echo '# plan' | $U board plan - && echo BOARD-PLAN-OK; \
+         $U board claim >/dev/null && echo BOARD-CLAIM-OK; \
+         (echo x >> \"$D/../audit.jsonl\") 2>/dev/null && echo AUDIT-WRITTEN || echo AUDIT-REFUSED; \
+         (cat \"$UNIXAGENT_JOURNAL\" >/dev/null) 2>/dev/null && echo JOURNAL-READ || echo JOURNAL-HIDDEN; \
+         (touch \"$UNIXAGENT_BOARD/../note\") 2>/dev/null && echo SESSION-WRITTEN || echo SESSION-REFUSED; \
+         (mkdir \"$D/other\") 2>/dev/null && echo SESSIONS-WRITTEN || echo SESSIONS-REFUSED; \
+         (ls \"$D\" >/dev/null) 2>/dev/null && echo SESSIONS-LISTED || echo SESSIONS-UNLISTED",
+        ua = unixagent().display()
+    );
+    let server = crate::agent::model(&format!(
+        "[[turn]]\ntool_calls = [{{ id = \"t1\", name = \"shell\", input = {{ command = {command:?} }} }}]\n[[turn]]\ntext = \"done\"\n"
+    ));
+    let (o, lines) = batch(&b, &server, "use the board", false);
+    let results = crate::agent::tool_results(&crate::agent::messages(&server, 1));
+    let (text, _) = &results[0];
+    for want in [
+        "BOARD-ADD-OK",
+        "BOARD-PLAN-OK",
+        "BOARD-CLAIM-OK",
+        "AUDIT-REFUSED",
+        "JOURNAL-HIDDEN",
+        "SESSION-REFUSED",
+        "SESSIONS-REFUSED",
+        "SESSIONS-UNLISTED",
+    ] {
+        assert!(
+            text.contains(want),
+            "{want} missing from the command's output:\n{text}\n---\n{}{}",
+            o.stdout,
+            o.stderr
+        );
+    }
+    let session = lines.iter().find(|v| v["type"] == "session").expect("a session event");
+    let dir = data.join("sessions").join(session["id"].as_str().expect("an id"));
+    let board = dir.join("board");
+    assert_eq!(std::fs::read_to_string(board.join("PLAN.md")).expect("the plan"), "# plan\n");
+    let claimed = std::fs::read_to_string(board.join("doing/1-from-the-sandbox.md")).expect("the claimed task");
+    assert!(claimed.contains(&format!("assignee: \"{}\"", session["id"].as_str().unwrap_or(""))), "{claimed}");
+    assert_eq!(std::fs::read_to_string(data.join("audit.jsonl")).expect("audit").lines().next(), Some("{\"audit\":1}"));
+    assert!(!dir.join("note").exists() && !data.join("sessions/other").exists());
+}

@@ -202,8 +202,13 @@ pub fn apply(spec: &Spec, handoff: Option<std::os::unix::net::UnixStream>) -> Re
         )));
     }
     let mut missing = shortfalls(abi, namespaces, rules);
+    // The task board is opened before anything hides the directory it is
+    // in, so that it can be mounted back at its own path; and after the
+    // mount namespace is entered, since a bind's source must be a mount of
+    // the namespace it is made in.
+    let board = mounts::open_board(rules)?;
     if namespaces {
-        missing.extend(mounts::carve_out(&mounts::targets(rules), rules.mode)?);
+        missing.extend(mounts::carve_out(&mounts::targets(rules), rules.mode, board.as_ref())?);
         // The working directory still points into the mounts as they were:
         // look it up again, through the carve-outs.
         std::env::set_current_dir(&cwd).map_err(setup("entering the working directory again"))?;
@@ -235,7 +240,7 @@ pub fn apply(spec: &Spec, handoff: Option<std::os::unix::net::UnixStream>) -> Re
         return Err(SandboxError::Unsupported(missing.join("; ")));
     }
     report.gaps = missing;
-    landlock(&plan, abi, !namespaces, connect_port, &mut report)?;
+    landlock(&plan, abi, !namespaces, connect_port, board.as_ref().map(|b| b.path.as_path()), &mut report)?;
     seccomp()?;
     drop_root_capabilities()?;
     if let Some(port) = report.proxy_port {
@@ -350,6 +355,7 @@ fn landlock(
     abi: i32,
     restrict_tcp: bool,
     connect_port: Option<u16>,
+    board: Option<&Path>,
     report: &mut Enforced,
 ) -> Result<(), SandboxError> {
     let ll = |e: landlock::RulesetError| SandboxError::Setup(format!("applying the Landlock rules failed: {e}"));
@@ -378,6 +384,10 @@ fn landlock(
     // `Normalised::no_create`); what is in them stays writable.
     for root in &rules.write_roots {
         writable(&root.path, all, plan, &mut grants);
+    }
+    // The task board, inside the hidden data directory.
+    if let Some(b) = board {
+        grants.push((b.to_path_buf(), all));
     }
     // The terminal and the devices every shell writes to.
     for dev in

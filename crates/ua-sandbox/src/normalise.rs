@@ -341,6 +341,9 @@ pub fn normalise(rules: &Rules, fs: &impl Lookup) -> Normalised {
         write_protect: protected,
         allow_hosts: rules.allow_hosts.clone(),
         mode: rules.mode,
+        // Where boards live, as the kernel finds it: the launcher compares
+        // the board it opens with the hidden paths above it.
+        boards: rules.boards.as_ref().map(|b| PathRule::new(resolve(&b.path, fs).path, &b.source)),
     };
     let mut out = Normalised { rules: out, no_create, no_remove, notes };
     out.rules.dedup();

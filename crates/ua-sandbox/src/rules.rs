@@ -146,7 +146,19 @@ pub struct Rules {
     /// Hosts the proxy lets through; empty means no network at all.
     pub allow_hosts: Vec<HostRule>,
     pub mode: Mode,
+    /// Where task boards live: `path` is the sessions directory, and a
+    /// board is `<path>/<session id>/board`. The one board named by
+    /// [`BOARD_ENV`] where the sandbox is applied (the session's, which a
+    /// child agent inherits) is visible and writable whatever hides or
+    /// protects what lies around it: the one place of unixagent's data
+    /// that agent commands may write. `None`: no board is opened.
+    #[serde(default)]
+    pub boards: Option<PathRule>,
 }
+
+/// The variable naming the task board a session's shell and its child
+/// agents use; the launcher opens that board (see [`Rules::boards`]).
+pub const BOARD_ENV: &str = "UNIXAGENT_BOARD";
 
 /// The places the default rules are made of.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -239,6 +251,7 @@ impl Rules {
         }
         r.write_protect.push(PathRule::new(p.config_dir.clone(), "default: unixagent's config, policy and hooks"));
         r.write_protect.push(PathRule::new(p.data_dir.clone(), "default: unixagent's journals and audit log"));
+        r.boards = Some(PathRule::new(p.data_dir.join("sessions"), "default: the session's task board"));
         r.write_protect.extend(git_paths(&p.cwd));
         r.dedup();
         r
@@ -259,9 +272,41 @@ impl Rules {
         !self.allow_hosts.is_empty()
     }
 
-    /// Whether `path` and everything below it are hidden.
+    /// Whether `path` and everything below it are hidden. A task board
+    /// ([`Rules::boards`]) is not.
     pub fn hides(&self, path: &Path) -> bool {
-        self.read_deny.iter().any(|r| path.starts_with(&r.path))
+        !self.in_board(path) && self.read_deny.iter().any(|r| path.starts_with(&r.path))
+    }
+
+    /// Whether `path` is a task board or lies inside one: `<sessions>/<id>/board…`.
+    pub fn in_board(&self, path: &Path) -> bool {
+        use std::path::Component::Normal;
+        let Some(b) = &self.boards else { return false };
+        let Ok(rest) = path.strip_prefix(&b.path) else { return false };
+        let mut parts = rest.components();
+        matches!((parts.next(), parts.next()), (Some(Normal(_)), Some(Normal(n))) if n == "board")
+    }
+
+    /// The board `named` (from [`BOARD_ENV`]) if it may be opened: a
+    /// directory `<sessions>/<id>/board` reached without symbolic links
+    /// below the sessions directory. Anything else is not a board, and
+    /// nothing is opened for it.
+    pub fn board_to_open(&self, named: &Path) -> Option<PathBuf> {
+        use std::path::Component::Normal;
+        let b = self.boards.as_ref()?;
+        let rest = named.strip_prefix(&b.path).ok()?;
+        let parts: Vec<_> = rest.components().collect();
+        let [Normal(id), Normal(board)] = parts.as_slice() else { return None };
+        if *board != "board" {
+            return None;
+        }
+        let session = b.path.join(id);
+        let plain_dir = |p: &Path| p.symlink_metadata().is_ok_and(|m| m.is_dir());
+        if !plain_dir(&session) || !plain_dir(named) {
+            return None;
+        }
+        let real = named.canonicalize().ok()?;
+        (real == b.path.canonicalize().ok()?.join(id).join("board")).then(|| named.to_path_buf())
     }
 
     /// Whether every write at or below `path` is refused, as the Linux
@@ -270,7 +315,14 @@ impl Rules {
     /// at or above it lies inside a write root, which binds it read-only
     /// with all below. A protected path *above* a write root protects
     /// nothing: Landlock grants the root whole.
+    ///
+    /// A task board is the exception: writes in one are never refused, and
+    /// a path holding boards is judged as if they were not there (the
+    /// forbids that cover them exempt them, or the boards stay closed).
     pub fn refuses_writes(&self, path: &Path) -> bool {
+        if self.in_board(path) {
+            return false;
+        }
         let roots = || self.write_roots.iter().map(|r| r.path.as_path());
         self.hides(path)
             || !roots().any(|w| path.starts_with(w) || w.starts_with(path))
@@ -439,5 +491,40 @@ mod tests {
         let got: Vec<PathBuf> = git_paths(&d.join("main/sub")).into_iter().map(|r| r.path).collect();
         let sub = d.join("main/sub/../.git/modules/sub");
         assert_eq!(got, vec![d.join("main/sub/.git"), sub.join("hooks"), sub.join("config")]);
+    }
+
+    #[test]
+    fn the_session_board_is_open_inside_the_hidden_data_directory() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().to_path_buf();
+        let data = dir.join(".local/share/unixagent");
+        std::fs::create_dir_all(data.join("sessions/s-1/board/todo")).unwrap();
+        std::fs::create_dir_all(dir.join("elsewhere/board")).unwrap();
+        std::os::unix::fs::symlink(dir.join("elsewhere"), data.join("sessions/s-2")).unwrap();
+        let r = Rules::defaults(&Places {
+            home: dir.clone(),
+            cwd: dir.join("proj"),
+            temp: vec![],
+            config_dir: dir.join(".config/unixagent"),
+            data_dir: data.clone(),
+            journal: None,
+        });
+        let board = data.join("sessions/s-1/board");
+        assert!(r.hides(&data.join("audit.jsonl")) && r.hides(&data.join("sessions/s-1/journal.jsonl")));
+        assert!(!r.hides(&board.join("todo/1-x.md")) && !r.refuses_writes(&board.join("todo")));
+        assert!(r.refuses_writes(&data.join("sessions/s-1/meta.json")) && r.refuses_writes(&data));
+        assert!(r.hides(&data.join("sessions/s-1/boards")), "only a directory named board");
+        assert_eq!(r.board_to_open(&board), Some(board.clone()));
+        // Not a board: elsewhere, the wrong shape, missing, or through a link.
+        for not in [
+            dir.join("elsewhere/board"),
+            data.join("sessions/s-1"),
+            data.join("sessions/s-1/board/todo"),
+            data.join("sessions/s-9/board"),
+            data.join("sessions/s-2/board"),
+            data.join("sessions/s-1/../s-1/board"),
+        ] {
+            assert_eq!(r.board_to_open(&not), None, "{}", not.display());
+        }
     }
 }

@@ -415,6 +415,12 @@ pub fn status(cfg: &crate::config::SandboxConfig, json: bool) -> i32 {
     };
     show("hidden (not read, not written)", &rules.read_deny);
     show("writable", &rules.write_roots);
+    if let Some(b) = &rules.boards {
+        // Only the board UNIXAGENT_BOARD names is opened.
+        let named = crate::board::inherited().and_then(|p| rules.board_to_open(&p));
+        let shown = named.unwrap_or_else(|| b.path.join("<session>/board"));
+        println!("  {}  ({}; inside the hidden data directory)", shown.display(), b.source);
+    }
     show("never written", &rules.write_protect);
     if !normalised.no_create.is_empty() {
         println!(

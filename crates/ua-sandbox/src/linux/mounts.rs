@@ -103,13 +103,52 @@ pub(super) fn targets(rules: &Rules) -> Vec<Target> {
     out
 }
 
+/// The task board to open, held open by a descriptor (`O_PATH`).
+#[derive(Debug)]
+pub(super) struct OpenBoard {
+    /// Where it is, links resolved.
+    pub path: PathBuf,
+    dir: std::fs::File,
+}
+
+/// The board [`crate::rules::BOARD_ENV`] names, if it is one the rules
+/// open ([`Rules::board_to_open`]).
+pub(super) fn open_board(rules: &Rules) -> Result<Option<OpenBoard>, SandboxError> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let Some(named) = std::env::var_os(crate::rules::BOARD_ENV).map(PathBuf::from) else { return Ok(None) };
+    let Some(path) = rules.board_to_open(&named) else { return Ok(None) };
+    let opening = |e: std::io::Error| SandboxError::Setup(format!("opening the task board {}: {e}", path.display()));
+    let path = path.canonicalize().map_err(opening)?;
+    let dir = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_PATH | libc::O_DIRECTORY | libc::O_NOFOLLOW)
+        .open(&path)
+        .map_err(opening)?;
+    Ok(Some(OpenBoard { path, dir }))
+}
+
 /// Makes the binds. In enforce mode the first that fails ends set-up with
 /// a sentence naming the path, the rule and what to do; in best-effort
-/// mode each failure is returned as a gap and the rest are made.
-pub(super) fn carve_out(targets: &[Target], mode: Mode) -> Result<Vec<String>, SandboxError> {
+/// mode each failure is returned as a gap and the rest are made. The task
+/// board, when there is one, stays open through whatever hides or
+/// protects the directories around it.
+pub(super) fn carve_out(
+    targets: &[Target],
+    mode: Mode,
+    board: Option<&OpenBoard>,
+) -> Result<Vec<String>, SandboxError> {
     let mut gaps = Vec::new();
+    let mut board_mounted = false;
     for t in targets {
-        if let Err(e) = bind(t) {
+        let around_board = board.filter(|b| t.bind == Bind::Hide && b.path.starts_with(&t.path) && t.path.is_dir());
+        let made = match around_board {
+            Some(b) => {
+                board_mounted = true;
+                hide_around_board(&t.path, b)
+            }
+            None => bind(t),
+        };
+        if let Err(e) = made {
             let verb = match t.bind {
                 Bind::Pin => "keeping in place",
                 Bind::ReadOnly => "making read-only",
@@ -124,7 +163,37 @@ pub(super) fn carve_out(targets: &[Target], mode: Mode) -> Result<Vec<String>, S
             gaps.push(what);
         }
     }
+    // A board inside a path bound read-only (not hidden) is bound onto
+    // itself again, writable, on top.
+    if let Some(b) = board.filter(|b| !board_mounted && targets.iter().any(|t| b.path.starts_with(&t.path))) {
+        mount(Some(&b.path), &b.path, None, libc::MS_BIND)
+            .map_err(|e| SandboxError::Setup(format!("opening the task board {}: {e}", b.path.display())))?;
+    }
     Ok(gaps)
+}
+
+/// Hides `dir` but for the task board inside it: an empty tmpfs whose
+/// directories down to the board can be passed through but not listed
+/// (mode 0111), the board bound back at its own path from the descriptor
+/// opened before, and then the tmpfs made read-only. Nothing else of
+/// `dir` can be read, listed, or written; the board can.
+fn hide_around_board(dir: &Path, board: &OpenBoard) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::fs::DirBuilderExt;
+    let hide = libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC;
+    let writable = hide & !libc::MS_RDONLY;
+    mount_data(Some(Path::new("none")), dir, Some("tmpfs"), writable, "mode=0111,size=16k")?;
+    let mut at = dir.to_path_buf();
+    for part in board.path.strip_prefix(dir).map_err(std::io::Error::other)?.components() {
+        at.push(part);
+        match std::fs::DirBuilder::new().mode(0o111).create(&at) {
+            Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => return Err(e),
+            _ => {}
+        }
+    }
+    let source = PathBuf::from(format!("/proc/self/fd/{}", board.dir.as_raw_fd()));
+    mount(Some(&source), &board.path, None, libc::MS_BIND)?;
+    mount(None, dir, None, libc::MS_BIND | libc::MS_REMOUNT | hide)
 }
 
 fn bind(t: &Target) -> std::io::Result<()> {

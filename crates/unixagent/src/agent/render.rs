@@ -165,6 +165,12 @@ impl Renderer {
                 ..
             } => self.proposal(command, risk, runs_as.as_deref(), defines, note.as_deref()),
             AgentEvent::ApprovalRequest { risk, .. } => self.question(strong(risk)),
+            // A blocked task is the board's alert: the person sees it at
+            // once, whoever blocked it. Other moves show in the footer.
+            AgentEvent::Task { id, title, state, assignee, reason, .. } if state == "blocked" => {
+                self.alert(&crate::board::render::blocked_alert(*id, title, assignee.as_deref(), reason.as_deref()))
+            }
+            AgentEvent::Task { .. } => String::new(),
             AgentEvent::Command { decision: GateDecision::Deny, .. }
             | AgentEvent::CommandResult { .. }
             | AgentEvent::Session { .. }
@@ -229,6 +235,16 @@ impl Renderer {
         let mut out = self.settle_thinking();
         out.push_str(&self.fresh_line());
         out.push_str(&self.style("2", text));
+        out.push_str("\r\n");
+        self.at_line_start = true;
+        out
+    }
+
+    /// A line the person must not miss, in bold yellow.
+    pub fn alert(&mut self, text: &str) -> String {
+        let mut out = self.settle_thinking();
+        out.push_str(&self.fresh_line());
+        out.push_str(&self.style("1;33", &format!("⚠ {text}")));
         out.push_str("\r\n");
         self.at_line_start = true;
         out

@@ -227,6 +227,7 @@ impl Driver {
             env: ua_context::env::allowed_env(&self.opts.include_env, std::env::vars()),
             recent_output_lines: ctx.recent_lines,
             user_commands: ctx.user_commands,
+            ..ContextSnapshot::default()
         };
         self.turn_no += 1;
         self.model.new_turn();
