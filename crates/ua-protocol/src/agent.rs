@@ -140,6 +140,14 @@ pub enum AgentEvent {
         /// Why it is blocked, when `state` is `blocked`.
         reason: Option<String>,
     },
+    /// A turn is over (one per instruction), before the shell runs what
+    /// waits next: how it ended, and what a run ending with it exits with.
+    TurnEnd {
+        stop: TurnStop,
+        /// The last command's status when it finished, non-zero when it
+        /// did not, 130 when it was stopped.
+        exit_code: i32,
+    },
     /// The last event of a run, always.
     Result {
         status: RunStatus,
@@ -149,6 +157,24 @@ pub enum AgentEvent {
         /// Commands that ran.
         commands: u32,
     },
+}
+
+/// Why a turn ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TurnStop {
+    /// The model answered without asking to run anything.
+    EndTurn,
+    /// The model's last answer was cut off by its output limit.
+    MaxTokens,
+    /// The provider refused to answer.
+    Refusal,
+    /// The turn ran as many commands as it may (`agent.max_steps`).
+    StepLimit,
+    /// A person, a cancel input or a signal stopped it.
+    Cancelled,
+    /// The model call failed (an `error` event says how).
+    Error,
 }
 
 /// What a person or a program tells the agent.
@@ -170,7 +196,11 @@ pub enum Input {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Approval {
+    /// Run it, this once.
     Allow,
+    /// Run it, and run this exact command again without asking for the
+    /// rest of the session (the terminal's `a`).
+    AllowAlways,
     Deny,
 }
 

@@ -4,7 +4,7 @@
 
 use serde_json::{Value, json};
 use ua_protocol::agent::{
-    AgentEvent, Approval, CommandStatus, GateDecision, Input, RunStatus, SCHEMA_VERSION, TokenUsage,
+    AgentEvent, Approval, CommandStatus, GateDecision, Input, RunStatus, SCHEMA_VERSION, TokenUsage, TurnStop,
 };
 
 const SCHEMA: &str = include_str!("../../../../docs/ndjson.schema.json");
@@ -72,6 +72,7 @@ fn every_event() -> Vec<AgentEvent> {
             reason: Some("needs a signing key".into()),
         },
         AgentEvent::Task { id: 4, title: "New".into(), state: "todo".into(), from: None, assignee: None, reason: None },
+        AgentEvent::TurnEnd { stop: TurnStop::Cancelled, exit_code: 130 },
         AgentEvent::Result {
             status: RunStatus::Ok,
             exit_code: 0,
@@ -96,6 +97,7 @@ fn every_input_validates_and_parses_back() {
     for i in [
         Input::Instruction { text: "what is here?".into() },
         Input::Approval { id: "toolu_1".into(), decision: Approval::Allow },
+        Input::Approval { id: "toolu_1".into(), decision: Approval::AllowAlways },
         Input::Steer { text: "only the src directory".into() },
         Input::Cancel,
     ] {

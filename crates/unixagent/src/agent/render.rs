@@ -174,6 +174,7 @@ impl Renderer {
             AgentEvent::Command { decision: GateDecision::Deny, .. }
             | AgentEvent::CommandResult { .. }
             | AgentEvent::Session { .. }
+            | AgentEvent::TurnEnd { .. }
             | AgentEvent::Result { .. } => String::new(),
         }
     }

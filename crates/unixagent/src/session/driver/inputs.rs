@@ -6,6 +6,7 @@ use ua_context::prompt::UserCommand;
 use ua_term::keys::Key;
 
 use super::{GateDone, ModelWake};
+use crate::agent::question::Reply;
 use crate::agent::turn::{Answer, Limits};
 
 /// How turns run (from the session's options).
@@ -43,6 +44,9 @@ pub(in crate::session) enum Input {
     Edited(Option<Result<String, String>>),
     /// An answer to the question on screen (an approval read from NDJSON).
     Answer(Answer),
+    /// A reply to the question on screen that may carry a grant (an
+    /// "allow always" from an editor is the terminal's `a`).
+    Reply(Reply),
     /// New directions: at a question they answer it; otherwise the turn
     /// ends, for the session to start one with them.
     Steer(String),

@@ -36,7 +36,8 @@ use ua_backend::provider::{Fallback, Request};
 use ua_backend::tokens::estimate_message;
 use ua_context::fit::fit;
 use ua_context::prompt::{ContextSnapshot, frame_tool_output};
-use ua_protocol::agent::{AgentEvent, CommandStatus, GateDecision, TokenUsage};
+use ua_protocol::agent::{AgentEvent, CommandStatus, GateDecision, TokenUsage, TurnStop};
+use ua_protocol::event::StopReason;
 use ua_protocol::conversation::{Block, Message};
 use ua_protocol::event::StreamEvent;
 use ua_protocol::journal::{DecisionOutcome, JournalEntry};
@@ -48,7 +49,7 @@ use super::outbox::{Chrome, Out, Outbox, ShellOp, TurnEnd};
 use crate::agent::asking::Asking;
 use crate::agent::backend::Built;
 use crate::agent::events;
-use crate::agent::question::Step;
+use crate::agent::question::{Reply, Step};
 use crate::agent::turn::{Answer, Effect, End, Outcome, Proposal, Turn, Verdict};
 use model::SummaryStep;
 use ua_policy::gate::Request as PolicyRequest;
@@ -532,6 +533,8 @@ impl Driver {
             Input::Edited(edited) => self.edited(edited, out),
             Input::Answer(answer) if self.asking.open() => self.answer(answer, out),
             Input::Answer(_) => {}
+            Input::Reply(reply) if self.asking.open() => self.reply(reply, out),
+            Input::Reply(_) => {}
             Input::Steer(text) if self.asking.open() => self.answer(Answer::Steer(text), out),
             // Outside a question the new direction replaces the running
             // turn: it ends, and the session starts one with the text.
@@ -590,16 +593,20 @@ impl Driver {
                     None => self.asking.reset(),
                 },
                 Step::Pause => self.pause(out),
-                Step::Answer(reply) => {
-                    let command = self.current().map(|p| p.command.clone());
-                    let (answer, grant) = self.asking.reply(reply, command.as_deref());
-                    if let Some(grant) = grant {
-                        self.gate.grant(grant);
-                    }
-                    self.answer(answer, out);
-                }
+                Step::Answer(reply) => self.reply(reply, out),
             }
         }
+    }
+
+    /// A reply to the question, from a key or a front end: the answer, and
+    /// the grant it carries (`a`: this command, for the rest of the session).
+    fn reply(&mut self, reply: Reply, out: &mut Outbox) {
+        let command = self.current().map(|p| p.command.clone());
+        let (answer, grant) = self.asking.reply(reply, command.as_deref());
+        if let Some(grant) = grant {
+            self.gate.grant(grant);
+        }
+        self.answer(answer, out);
     }
 
     /// The editor could not be started: the question is asked as before.
@@ -746,10 +753,12 @@ impl Driver {
         let (usage, steps, last_exit) = (turn.usage(), turn.steps(), turn.last_exit());
         out.chrome(Chrome::Footer { usage, commands: steps, elapsed: self.started.elapsed() });
         let meta = self.model.answer_meta();
+        let stop = turn_stop(&end, meta.1.as_ref());
         self.records.answer(self.turn_no, self.model.call_no(), turn.messages(), meta, out);
         let cost_micros = self.model.model().and_then(|m| self.opts.pricing.get(m)).map(|price| price.micros(&usage));
         self.records.turn_end(self.turn_no, &end, (usage, steps, cost_micros), out);
         let status = end.exit_status(last_exit);
+        out.event(AgentEvent::TurnEnd { stop: stop, exit_code: status });
         let usage = TokenUsage { input: usage.input_tokens, output: usage.output_tokens };
         self.history = turn.into_messages();
         out.push(Out::TurnEnded(TurnEnd { end, status, usage, steps, last_exit }));
@@ -792,6 +801,19 @@ impl Driver {
 }
 
 /// The operating system and kernel release, as `linux 6.1.0-18-amd64`.
+/// How a turn ended, for front ends: the model's last stop reason says
+/// whether an answer was cut short or refused.
+fn turn_stop(end: &End, model_stop: Option<&StopReason>) -> TurnStop {
+    match (end, model_stop) {
+        (End::Answered, Some(StopReason::MaxTokens)) => TurnStop::MaxTokens,
+        (End::Answered, Some(StopReason::Refusal)) => TurnStop::Refusal,
+        (End::Answered, _) => TurnStop::EndTurn,
+        (End::Stopped, _) => TurnStop::Cancelled,
+        (End::StepLimit, _) => TurnStop::StepLimit,
+        (End::Failed(_), _) => TurnStop::Error,
+    }
+}
+
 fn os_release() -> String {
     let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
     format!("{} {}", std::env::consts::OS, release.trim()).trim().to_string()

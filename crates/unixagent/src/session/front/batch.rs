@@ -21,6 +21,7 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 use ua_protocol::agent::{AgentEvent, Approval, Input, Line, RunStatus, TokenUsage};
 
+use crate::agent::question::Reply;
 use crate::agent::turn::{Answer, End};
 use crate::session::driver::Input as TurnInput;
 use crate::session::outbox::TurnEnd;
@@ -149,10 +150,12 @@ impl Batch {
                     ));
                 }
                 self.approval_deadline = None;
-                Read::Input(TurnInput::Answer(match decision {
-                    Approval::Allow => Answer::Run,
-                    Approval::Deny => Answer::Deny("the approver said no".into()),
-                }))
+                Read::Input(match decision {
+                    Approval::Allow => TurnInput::Answer(Answer::Run),
+                    // The session grant the terminal's `a` gives.
+                    Approval::AllowAlways => TurnInput::Reply(Reply::RunAndAllowCommand),
+                    Approval::Deny => TurnInput::Answer(Answer::Deny("the approver said no".into())),
+                })
             }
             Line::Input(Input::Steer { text }) if asking.is_some() => Read::Input(TurnInput::Steer(text)),
             Line::Input(Input::Steer { text }) => {
