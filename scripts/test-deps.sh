@@ -70,6 +70,31 @@ if ! have starship && [ "$(uname -m)" = x86_64 ]; then
     $sudo install -m 0755 "$tmp"/x/*.data/scripts/starship /usr/local/bin/starship
     rm -rf "$tmp"
 fi
+# The ACP tests drive `unixagent acp` from a client nobody here wrote: the
+# reference Python SDK (agent-client-protocol on PyPI), pinned with its
+# dependencies and their hashes, unpacked into a directory of its own that
+# the tests put on PYTHONPATH (nothing of the system's Python changes).
+ACP_PYTHON_DIR=/usr/local/lib/unixagent-test/acp-python
+acp_python_ok() { PYTHONPATH=$ACP_PYTHON_DIR python3 -c 'import acp, importlib.metadata as m; assert m.version("agent-client-protocol") == "0.12.1"' >/dev/null 2>&1; }
+if ! acp_python_ok; then
+    echo "installing the ACP Python SDK (agent-client-protocol 0.12.1) into $ACP_PYTHON_DIR" >&2
+    tmp=$(mktemp -d)
+    cat >"$tmp/requirements.txt" <<'REQ'
+agent-client-protocol==0.12.1 --hash=sha256:aaf3cc301ed87d9e2c4ccb91adfe1cd58784355f6ce7e513f50e7ca2391862ef
+annotated-types==0.8.0 --hash=sha256:f072f4d804ea359e4eaf198b1af7a8b0943881a87f31bb764f8bf219bb9419e0
+pydantic==2.14.4 --hash=sha256:653a2ad9f6d8858529c77c72717d0ea991d6c6837fe683246b2f4b2bbfc3fadc
+pydantic-core==2.50.5 --hash=sha256:488319076ec92908b91fc6265ce761f1d78748f69f85518564fd16bf333e1b70
+typing-extensions==4.16.0 --hash=sha256:481caa481374e813c1b176ada14e97f1f67a4539ce9cfeb3f350d78d6370c2e8
+typing-inspection==0.4.5 --hash=sha256:bc210535442b39e1bf2805e0c7a17dfd6a4ace760c84c7f7d16245d23a6b1c39
+REQ
+    python3 -m pip install -q --disable-pip-version-check --no-deps --only-binary=:all: --require-hashes \
+        --target "$tmp/lib" -r "$tmp/requirements.txt" >/dev/null
+    $sudo rm -rf "$ACP_PYTHON_DIR"
+    $sudo mkdir -p "$(dirname "$ACP_PYTHON_DIR")"
+    $sudo cp -a "$tmp/lib" "$ACP_PYTHON_DIR"
+    rm -rf "$tmp"
+fi
+
 # Debian 13's packages, for what Debian 12 lacks: `trixie_download DIR
 # PKG…` fetches them into DIR from the Debian archive this machine already
 # uses (read from apt's sources), through a private apt state, so nothing
@@ -154,6 +179,7 @@ missing=()
 have starship || missing+=(starship)
 fish4_ok || missing+=(fish4)
 have pyenv || missing+=(pyenv)
+acp_python_ok || missing+=("the ACP Python SDK")
 [ -r "$FZF_EXAMPLES/key-bindings.bash" ] || missing+=("fzf's key bindings")
 if [ ${#missing[@]} -gt 0 ]; then
     echo "could not install: ${missing[*]} (starship needs x86_64; fish4 and pyenv need Debian's archive, fish4 on amd64): the tests that use them will fail" >&2

@@ -8,6 +8,7 @@
 // Test helpers report failure by panicking.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod acp;
 mod agent;
 mod bash_frameworks;
 mod bash_hooks;

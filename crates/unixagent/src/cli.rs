@@ -123,6 +123,9 @@ pub enum Sub {
         #[arg(long, value_name = "ID", global = true)]
         session: Option<String>,
     },
+    /// Serve the Agent Client Protocol on stdin and stdout, for editors:
+    /// each session/new starts a session as --json does.
+    Acp,
     /// The kernel sandbox: `sandbox status`, or `sandbox -- COMMAND [ARGS…]`
     /// to run COMMAND under exactly the sandbox agent commands get here.
     Sandbox {

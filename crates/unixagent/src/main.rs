@@ -5,6 +5,7 @@
 //! to the module for that mode. `main` prints an error once and exits with
 //! the shell's status, or 1 for unixagent's own failures.
 
+mod acp;
 mod agent;
 mod board;
 mod cli;
@@ -62,6 +63,9 @@ fn run(cli: cli::Cli, login_by_name: bool) -> anyhow::Result<i32> {
             cli::PolicyAction::Explain { json, command } => policy_cmd::explain(command, *json),
             cli::PolicyAction::Check => policy_cmd::check(),
         });
+    }
+    if let Some(cli::Sub::Acp) = &cli.sub {
+        return acp::run(acp_options(&cli)?);
     }
     if let Some(cli::Sub::Board { action, json, session }) = &cli.sub {
         return Ok(board::run(action.as_ref(), *json, session.as_deref()));
@@ -205,6 +209,26 @@ fn run(cli: cli::Cli, login_by_name: bool) -> anyhow::Result<i32> {
         anyhow::bail!("could not run {}: {err}", shell.display());
     }
     session::run(session(cfg.shell.integration, cli.shell_debug, None, None))
+}
+
+/// `unixagent acp`: each session is this binary with `--json` and the
+/// options `acp` was given that choose the model, policy and shell.
+fn acp_options(cli: &cli::Cli) -> anyhow::Result<acp::Options> {
+    let program = std::env::current_exe()
+        .map_err(|e| anyhow::anyhow!("unixagent cannot find its own executable to start sessions ({e})"))?;
+    let mut forward: Vec<std::ffi::OsString> = Vec::new();
+    let paths = [("--config", &cli.config), ("--policy", &cli.policy), ("--shell", &cli.shell)];
+    for (flag, value) in paths {
+        if let Some(v) = value {
+            forward.extend([flag.into(), v.clone().into_os_string()]);
+        }
+    }
+    for (flag, value) in [("--backend", &cli.backend), ("--model", &cli.model)] {
+        if let Some(v) = value {
+            forward.extend([flag.into(), v.into()]);
+        }
+    }
+    Ok(acp::Options { program, forward })
 }
 
 fn confirm_mode(configured: Option<&str>) -> agent::ConfirmMode {

@@ -37,8 +37,8 @@ use ua_backend::tokens::estimate_message;
 use ua_context::fit::fit;
 use ua_context::prompt::{ContextSnapshot, frame_tool_output};
 use ua_protocol::agent::{AgentEvent, CommandStatus, GateDecision, TokenUsage, TurnStop};
-use ua_protocol::event::StopReason;
 use ua_protocol::conversation::{Block, Message};
+use ua_protocol::event::StopReason;
 use ua_protocol::event::StreamEvent;
 use ua_protocol::journal::{DecisionOutcome, JournalEntry};
 use ua_protocol::tool::shell_tool;
@@ -758,7 +758,7 @@ impl Driver {
         let cost_micros = self.model.model().and_then(|m| self.opts.pricing.get(m)).map(|price| price.micros(&usage));
         self.records.turn_end(self.turn_no, &end, (usage, steps, cost_micros), out);
         let status = end.exit_status(last_exit);
-        out.event(AgentEvent::TurnEnd { stop: stop, exit_code: status });
+        out.event(AgentEvent::TurnEnd { stop, exit_code: status });
         let usage = TokenUsage { input: usage.input_tokens, output: usage.output_tokens };
         self.history = turn.into_messages();
         out.push(Out::TurnEnded(TurnEnd { end, status, usage, steps, last_exit }));
