@@ -86,7 +86,12 @@ fn a_prompt_streams_text_and_its_command_runs_as_an_execute_tool_call() {
     assert_eq!(call[0]["rawInput"]["risk"], "read_only", "{}", call[0]);
     assert_eq!(call[0]["rawInput"]["decision"], "allow", "{}", call[0]);
     let progress: Vec<&str> = updates(&seen, "tool_call_update").iter().filter_map(|u| u["status"].as_str()).collect();
-    assert_eq!(progress, ["in_progress", "completed"]);
+    assert_eq!((progress.first(), progress.last()), (Some(&"in_progress"), Some(&"completed")), "{progress:?}");
+    // The output streamed while the command ran, before its result.
+    let live = updates(&seen, "tool_call_update")
+        .into_iter()
+        .find(|u| u["status"] == "in_progress" && u["content"].to_string().contains("acp-42"));
+    assert!(live.is_some(), "{seen:#}");
     let done = updates(&seen, "tool_call_update").pop().cloned().unwrap_or_default();
     assert!(done["content"].to_string().contains("acp-42"), "{done}");
     assert!(done["content"].to_string().contains("exit code 0"), "{done}");

@@ -151,7 +151,7 @@ fn an_instruction_streams_text_command_result_and_one_result_line_in_both_wire_f
         b.close();
         let (code, seen) = b.finish();
         assert_eq!(code, 0);
-        assert_eq!(types(&seen), ["session", "command", "command_result", "turn_end", "result"]);
+        assert_eq!(types(&seen), ["session", "command", "output", "command_result", "turn_end", "result"]);
         let result = seen.iter().find(|v| v["type"] == "command_result").expect("command_result");
         assert_eq!(result["status"], "ok");
         assert_eq!(result["exit_code"], 0);
@@ -331,7 +331,7 @@ body = '{"type":"error","error":{"type":"invalid_request_error","message":"the s
     let error = seen.iter().find(|v| v["type"] == "error").expect("an error event");
     assert!(error["message"].as_str().is_some_and(|m| m.contains("the server refused the second call")), "{error}");
     assert_eq!(seen.last().map(|v| v["status"].clone()), Some(Value::from("error")));
-    assert_eq!(types(&seen), ["session", "command", "command_result", "error", "turn_end", "result"]);
+    assert_eq!(types(&seen), ["session", "command", "output", "command_result", "error", "turn_end", "result"]);
 }
 
 #[test]

@@ -111,6 +111,10 @@ pub enum AgentEvent {
     },
     /// The command with this id waits for an approval.
     ApprovalRequest { id: String, command: String, risk: String, reason: String },
+    /// What a running command printed, as it runs (`--json` only; a
+    /// terminal shows the output itself): whole lines, escapes removed,
+    /// secrets redacted. `command_result` still carries the whole output.
+    Output { id: String, text: String },
     /// A command finished, or will not run.
     CommandResult {
         id: String,

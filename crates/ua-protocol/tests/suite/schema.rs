@@ -73,6 +73,7 @@ fn every_event() -> Vec<AgentEvent> {
         },
         AgentEvent::Task { id: 4, title: "New".into(), state: "todo".into(), from: None, assignee: None, reason: None },
         AgentEvent::TurnEnd { stop: TurnStop::Cancelled, exit_code: 130 },
+        AgentEvent::Output { id: "toolu_1".into(), text: "a.txt\n".into() },
         AgentEvent::Result {
             status: RunStatus::Ok,
             exit_code: 0,

@@ -1,10 +1,12 @@
 //! The agent's stream as ACP session updates: a pure renderer of
 //! [`AgentEvent`], as `TerminalFront` and `NdjsonFront` are. It keeps only
 //! what the protocol makes a renderer keep: the board's tasks (a `plan`
-//! update carries the whole plan each time) and the last error (the
-//! prompt's answer when its turn fails).
+//! update carries the whole plan each time), what a running command
+//! printed so far (a tool call's content is replaced, not appended to, by
+//! each update) and the last error (the prompt's answer when its turn
+//! fails).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use agent_client_protocol::v1::schema::{
     ContentBlock, ContentChunk, PermissionOption, PermissionOptionKind, Plan, PlanEntry, PlanEntryPriority,
@@ -37,9 +39,17 @@ pub(super) enum Out {
 pub(super) struct AcpFront {
     /// The board's tasks by id: title and state.
     tasks: BTreeMap<u32, (String, String)>,
+    /// What each running command printed so far, its last
+    /// [`LIVE_TAIL`] bytes.
+    live: HashMap<String, String>,
     /// The last error, the answer to a turn that fails.
     error: Option<String>,
 }
+
+/// How much of a running command's output each update shows: the whole
+/// output comes with its result, and resending all of it with every line
+/// would grow as its square.
+const LIVE_TAIL: usize = 16 * 1024;
 
 impl AcpFront {
     pub(super) fn event(&mut self, event: &AgentEvent) -> Vec<Out> {
@@ -117,7 +127,23 @@ impl AcpFront {
                 options.push(PermissionOption::new(REJECT, "Reject", PermissionOptionKind::RejectOnce));
                 vec![Out::Ask { tool_call, options }]
             }
+            AgentEvent::Output { id, text } => {
+                let so_far = self.live.entry(id.clone()).or_default();
+                so_far.push_str(text);
+                if so_far.len() > LIVE_TAIL {
+                    let mut cut = so_far.len() - LIVE_TAIL;
+                    while !so_far.is_char_boundary(cut) {
+                        cut += 1;
+                    }
+                    so_far.drain(..cut);
+                }
+                let fields = ToolCallUpdateFields::new()
+                    .status(ToolCallStatus::InProgress)
+                    .content(vec![ToolCallContent::from(format!("```\n{so_far}```"))]);
+                vec![Out::Update(SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(id.clone(), fields)))]
+            }
             AgentEvent::CommandResult { id, exit_code, output, status: s } => {
+                self.live.remove(id);
                 let done = if *s == CommandStatus::Ok { ToolCallStatus::Completed } else { ToolCallStatus::Failed };
                 let code = exit_code.map_or_else(|| "did not run".to_string(), |c| format!("exit code {c}"));
                 let text = format!(
@@ -287,6 +313,20 @@ mod tests {
             f.event(&AgentEvent::TurnEnd { stop: TurnStop::Error, exit_code: 1 }),
             [Out::TurnOver(Err("the model is down".into()))]
         );
+    }
+
+    #[test]
+    fn output_streams_as_the_tool_calls_content_so_far() {
+        let mut f = AcpFront::default();
+        f.event(&AgentEvent::Output { id: "t1".into(), text: "one\n".into() });
+        let out = f.event(&AgentEvent::Output { id: "t1".into(), text: "two\n".into() });
+        let v = wire(&out[0]);
+        assert_eq!(v["status"], "in_progress");
+        assert_eq!(v["content"][0]["content"]["text"], "```\none\ntwo\n```");
+        let long = "é".repeat(LIVE_TAIL);
+        let out = f.event(&AgentEvent::Output { id: "t1".into(), text: long });
+        let shown = wire(&out[0])["content"][0]["content"]["text"].as_str().unwrap_or_default().len();
+        assert!(shown <= LIVE_TAIL + 8, "{shown}");
     }
 
     #[test]

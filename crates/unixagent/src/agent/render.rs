@@ -175,6 +175,7 @@ impl Renderer {
             | AgentEvent::CommandResult { .. }
             | AgentEvent::Session { .. }
             | AgentEvent::TurnEnd { .. }
+            | AgentEvent::Output { .. }
             | AgentEvent::Result { .. } => String::new(),
         }
     }

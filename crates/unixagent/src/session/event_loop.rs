@@ -325,9 +325,23 @@ impl Session {
             }
             Routed::Text(text) => {
                 self.proxy.shown_for_agent(bytes);
-                if !text.is_empty() {
-                    self.proxy.write_out(text.as_bytes());
+                if text.is_empty() {
+                    return;
                 }
+                // A stream of lines only (NDJSON) gets the output as
+                // events, for a program that shows a command as it runs.
+                if self.front.lines_only() {
+                    if let Some(id) = self.exec.running_id() {
+                        let event = AgentEvent::Output {
+                            id: id.to_string(),
+                            text: ua_context::secrets::redact_secrets(&text).into_owned(),
+                        };
+                        let line = self.front.event(&event);
+                        self.write_front(&line);
+                    }
+                    return;
+                }
+                self.proxy.write_out(text.as_bytes());
             }
         }
     }

@@ -189,6 +189,11 @@ impl Executor {
         self.plain = true;
     }
 
+    /// The id of the agent command typed and not finished, if any.
+    pub(in crate::session) fn running_id(&self) -> Option<&str> {
+        self.running.as_ref().map(|r| r.proposal.id.as_str())
+    }
+
     /// Whether the shell's output is routed through the executor.
     pub(in crate::session) fn active(&self) -> bool {
         self.view != View::Shell
