@@ -9,6 +9,13 @@
 //!   token is read back from the terminal;
 //! - **text chunk → NDJSON line** (`--json`): the same `text_delta`, until
 //!   its `text` event is read from unixagent's stdout;
+//! - **text chunk → ACP notification** (`unixagent acp`): the same
+//!   `text_delta`, until its `agent_message_chunk` is read from the
+//!   protocol's stdout;
+//! - **instruction → first NDJSON text line** and **prompt → first
+//!   `agent_message_chunk`**: from writing the instruction (or the
+//!   `session/prompt` request) until the answer's first text arrives, with
+//!   the server sending its first chunk as soon as the call arrives;
 //! - **tool call → typed into the shell**: the end of an answer whose tool
 //!   call is `: < FIFO` (read-only, so the default policy runs it without a
 //!   question; the judge is off), until the shell opens the FIFO. This
@@ -136,7 +143,8 @@ fn run() -> anyhow::Result<()> {
     }
 
     drop(t);
-    let json_us = json_rounds(&bin, home.path(), &url, (&cue_tx, &ready), &fifo, rounds, chunks)?;
+    let (json_us, json_first) = json_rounds(&bin, home.path(), &url, (&cue_tx, &ready), &fifo, rounds, chunks)?;
+    let (acp_us, acp_first) = acp_rounds(&bin, home.path(), &url, (&cue_tx, &ready), &fifo, rounds, chunks)?;
 
     let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     println!(
@@ -149,6 +157,11 @@ fn run() -> anyhow::Result<()> {
     row("SSE text chunk → on screen", &mut text_us, "< 2000");
     let mut json_us = json_us;
     row("SSE text chunk → NDJSON line", &mut json_us, "< 1000");
+    let mut acp_us = acp_us;
+    row("SSE text chunk → ACP notification", &mut acp_us, "< 1000");
+    let (mut json_first, mut acp_first) = (json_first, acp_first);
+    row("instruction → first NDJSON text", &mut json_first, "");
+    row("prompt → first agent_message_chunk", &mut acp_first, "");
     row("tool call → typed and running", &mut tool_us, "< 5000");
     Ok(())
 }
@@ -163,7 +176,7 @@ fn json_rounds(
     fifo: &Path,
     rounds: usize,
     chunks: usize,
-) -> anyhow::Result<Vec<f64>> {
+) -> anyhow::Result<(Vec<f64>, Vec<f64>)> {
     use std::process::{Command, Stdio};
     let mut child = Command::new(bin)
         .args(["--shell", "/bin/bash", "--json"])
@@ -198,9 +211,10 @@ fn json_rounds(
             }
         }
     };
-    let mut us = Vec::new();
+    let (mut us, mut first) = (Vec::new(), Vec::new());
     let command = format!(": < {}", fifo.display());
     for round in 0..rounds {
+        let asked = Instant::now();
         writeln!(stdin, "# round {round}")?;
         stdin.flush()?;
         ready.recv_timeout(STEP_TIMEOUT).context("the model was never called")?;
@@ -210,6 +224,9 @@ fn json_rounds(
             cue_tx.send(Cue::Text(format!("{token} ")))?;
             let at = until(&|l: &str| l.contains("\"type\":\"text\"") && l.contains(&token))?;
             us.push(at.duration_since(start).as_secs_f64() * 1e6);
+            if i == 0 {
+                first.push(at.duration_since(asked).as_secs_f64() * 1e6);
+            }
         }
         let path = fifo.to_path_buf();
         std::thread::spawn(move || {
@@ -224,7 +241,97 @@ fn json_rounds(
     drop(stdin);
     until(&|l: &str| l.contains("\"type\":\"result\""))?;
     let _ = child.wait();
-    Ok(us)
+    Ok((us, first))
+}
+
+/// `unixagent acp`: the same turns as ACP prompts, each chunk until its
+/// `agent_message_chunk` notification is read. The client is these few
+/// hand-written JSON-RPC lines, so only unixagent's side is timed.
+fn acp_rounds(
+    bin: &Path,
+    home: &Path,
+    url: &str,
+    (cue_tx, ready): (&mpsc::Sender<Cue>, &mpsc::Receiver<()>),
+    fifo: &Path,
+    rounds: usize,
+    chunks: usize,
+) -> anyhow::Result<(Vec<f64>, Vec<f64>)> {
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(bin)
+        .args(["--shell", "/bin/bash", "acp"])
+        .env("HOME", home)
+        .env("XDG_CONFIG_HOME", home.join(".config"))
+        .env("XDG_DATA_HOME", home.join(".local/share"))
+        .env("ANTHROPIC_BASE_URL", url)
+        .env("ANTHROPIC_API_KEY", "bench")
+        .env("OPENAI_API_KEY", "")
+        .env_remove("UNIXAGENT_SESSION")
+        .current_dir(home)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .context("starting unixagent acp")?;
+    let mut stdin = child.stdin.take().context("stdin")?;
+    let stdout = child.stdout.take().context("stdout")?;
+    let (line_tx, lines) = mpsc::channel::<(Instant, String)>();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if line_tx.send((Instant::now(), line)).is_err() {
+                break;
+            }
+        }
+    });
+    let until = |pred: &dyn Fn(&str) -> bool| -> anyhow::Result<(Instant, String)> {
+        loop {
+            let (at, line) = lines.recv_timeout(STEP_TIMEOUT).context("no ACP message in time")?;
+            if pred(&line) {
+                return Ok((at, line));
+            }
+        }
+    };
+    let mut send = |v: serde_json::Value| -> anyhow::Result<()> {
+        writeln!(stdin, "{v}")?;
+        Ok(stdin.flush()?)
+    };
+    send(serde_json::json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+        "params": {"protocolVersion": 1, "clientCapabilities": {}}}))?;
+    until(&|l: &str| l.contains("\"id\":0"))?;
+    send(serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "session/new",
+        "params": {"cwd": home, "mcpServers": []}}))?;
+    let (_, created) = until(&|l: &str| l.contains("\"id\":1"))?;
+    let created: serde_json::Value = serde_json::from_str(&created)?;
+    let session = created["result"]["sessionId"].as_str().context("session/new gave no session")?.to_string();
+    let (mut us, mut first) = (Vec::new(), Vec::new());
+    let command = format!(": < {}", fifo.display());
+    for round in 0..rounds {
+        let id = round + 2;
+        let asked = Instant::now();
+        send(serde_json::json!({"jsonrpc": "2.0", "id": id, "method": "session/prompt",
+            "params": {"sessionId": session, "prompt": [{"type": "text", "text": format!("round {round}")}]}}))?;
+        ready.recv_timeout(STEP_TIMEOUT).context("the model was never called")?;
+        for i in 0..chunks {
+            let token = format!("<a{round}c{i}>");
+            let start = Instant::now();
+            cue_tx.send(Cue::Text(format!("{token} ")))?;
+            let (at, _) = until(&|l: &str| l.contains("agent_message_chunk") && l.contains(&token))?;
+            us.push(at.duration_since(start).as_secs_f64() * 1e6);
+            if i == 0 {
+                first.push(at.duration_since(asked).as_secs_f64() * 1e6);
+            }
+        }
+        let path = fifo.to_path_buf();
+        std::thread::spawn(move || {
+            let _ = std::fs::OpenOptions::new().write(true).open(&path);
+        });
+        cue_tx.send(Cue::ToolCall(command.clone()))?;
+        let answered = format!("\"id\":{id},");
+        until(&|l: &str| l.contains(&answered) && l.contains("stopReason"))?;
+    }
+    // Closing stdin ends the connection, and with it the session.
+    drop(stdin);
+    let _ = child.wait();
+    Ok((us, first))
 }
 
 fn row(name: &str, v: &mut [f64], target: &str) {

@@ -20,6 +20,7 @@
 //! | ACP | the session |
 //! |---|---|
 //! | `initialize` | protocol 1; load, resume, text and embedded context |
+//! | `authenticate` | nothing to do (keys come from the configuration) |
 //! | `session/new` | `unixagent --json` in `cwd` |
 //! | `session/load`, `session/resume` | `unixagent --json --resume ID`; load replays the journal |
 //! | `session/prompt` | `{"type":"instruction"}`; answered at `turn_end` |
@@ -35,11 +36,11 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use agent_client_protocol::v1::schema::{
-    AgentCapabilities, CancelNotification, ContentBlock, EmbeddedResourceResource, Implementation, InitializeRequest,
-    InitializeResponse, LoadSessionRequest, LoadSessionResponse, NewSessionRequest, NewSessionResponse,
-    PromptCapabilities, PromptRequest, PromptResponse, RequestPermissionOutcome, RequestPermissionRequest,
-    ResumeSessionRequest, ResumeSessionResponse, SessionCapabilities, SessionId, SessionNotification,
-    SessionResumeCapabilities, StopReason,
+    AgentCapabilities, AuthenticateRequest, AuthenticateResponse, CancelNotification, ContentBlock,
+    EmbeddedResourceResource, Implementation, InitializeRequest, InitializeResponse, LoadSessionRequest,
+    LoadSessionResponse, NewSessionRequest, NewSessionResponse, PromptCapabilities, PromptRequest, PromptResponse,
+    RequestPermissionOutcome, RequestPermissionRequest, ResumeSessionRequest, ResumeSessionResponse,
+    SessionCapabilities, SessionId, SessionNotification, SessionResumeCapabilities, StopReason,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent, ByteStreams, Client, Error, ErrorCode};
@@ -100,6 +101,14 @@ async fn serve(opts: Arc<Options>) -> anyhow::Result<()> {
         .on_receive_request(
             async |req: InitializeRequest, responder: Responder<InitializeResponse>, _cx| {
                 responder.respond(initialize(&req))
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            // Nothing to log in to: the model's keys come from the
+            // configuration. Clients that authenticate anyway are told yes.
+            async |_req: AuthenticateRequest, responder: Responder<AuthenticateResponse>, _cx| {
+                responder.respond(AuthenticateResponse::new())
             },
             agent_client_protocol::on_receive_request!(),
         )
