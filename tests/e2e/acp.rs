@@ -25,7 +25,10 @@ fn sdk() -> PathBuf {
 /// Runs the client's `scenario` in `home` against `server`; returns what
 /// it saw.
 fn client(home: &Home, server: &FakeProvider, config: &str, scenario: &str, args: &[&str]) -> Value {
-    home.write(".config/unixagent/config.toml", &format!("[judge]\nmode = \"off\"\n{config}"));
+    // Not where unixagent looks by default: the sessions get it only if
+    // `unixagent acp` hands its --config on to them.
+    home.write("acp-config.toml", &format!("[judge]\nmode = \"off\"\n{config}"));
+    let options = serde_json::json!(["--config", home.path().join("acp-config.toml"), "--shell", "/bin/bash"]);
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/e2e/fixtures/acp/client.py");
     let out = Command::new("python3")
         .arg(script)
@@ -33,6 +36,7 @@ fn client(home: &Home, server: &FakeProvider, config: &str, scenario: &str, args
         .arg(scenario)
         .args(args)
         .env("PYTHONPATH", sdk())
+        .env("UA_ACP_ARGS", options.to_string())
         .env("HOME", home.path())
         .env("XDG_CONFIG_HOME", home.path().join(".config"))
         .env("XDG_DATA_HOME", home.path().join(".local/share"))
@@ -209,6 +213,34 @@ fn load_replays_an_earlier_session_and_goes_on_with_its_conversation() {
     // The same session goes on: the model sees the earlier conversation.
     let sent = messages(&second, 0).iter().map(Value::to_string).collect::<String>();
     assert!(sent.contains("acp-42") && sent.contains("and now?"), "{sent}");
+}
+
+#[test]
+fn resume_goes_on_with_an_earlier_session_without_replaying_it() {
+    let home = Home::new();
+    let first = model(ONE_COMMAND);
+    let earlier = client(&home, &first, "", "prompt", &[]);
+    let id = earlier["session_id"].as_str().unwrap_or_default().to_string();
+    let second = model("[[turn]]\ntext = \"Still here.\"\n");
+    let seen = client(&home, &second, "", "resume", &[&id]);
+    assert_eq!(seen["replayed"], serde_json::json!([]), "{seen:#}");
+    assert_eq!(seen["prompts"], serde_json::json!(["end_turn"]));
+    let sent = messages(&second, 0).iter().map(Value::to_string).collect::<String>();
+    assert!(sent.contains("acp-42") && sent.contains("and now?"), "{sent}");
+}
+
+#[test]
+fn a_privileged_command_says_so_and_is_never_offered_for_the_session() {
+    let home = Home::new();
+    let server = model(ONE_COMMAND.replace("echo acp-$((40+2))", "sudo touch /etc/acp-test").as_str());
+    let seen = client(&home, &server, "", "approve", &["reject"]);
+    let asked = seen["asked"].as_array().cloned().unwrap_or_default();
+    assert_eq!(asked.len(), 1, "{seen:#}");
+    assert!(asked[0]["title"].as_str().is_some_and(|t| t.starts_with("Privileged command")), "{}", asked[0]);
+    let options: Vec<&str> =
+        asked[0]["options"].as_array().into_iter().flatten().filter_map(|o| o["id"].as_str()).collect();
+    assert_eq!(options, ["allow_once", "reject"]);
+    assert!(tool_results(&messages(&server, 1))[0].0.contains("denied"));
 }
 
 #[test]

@@ -258,7 +258,7 @@ fn acp_rounds(
 ) -> anyhow::Result<(Vec<f64>, Vec<f64>)> {
     use std::process::{Command, Stdio};
     let mut child = Command::new(bin)
-        .args(["--shell", "/bin/bash", "acp"])
+        .args(["acp", "--shell", "/bin/bash"])
         .env("HOME", home)
         .env("XDG_CONFIG_HOME", home.join(".config"))
         .env("XDG_DATA_HOME", home.join(".local/share"))

@@ -24,12 +24,14 @@ pub struct Cli {
     pub login: bool,
 
     /// The shell to run (default: shell.command in the config, else $SHELL).
-    #[arg(long, value_name = "PATH")]
+    // Global, so that `unixagent acp --shell …` takes it too (and hands it
+    // to every session it starts), as do the four below.
+    #[arg(long, value_name = "PATH", global = true)]
     pub shell: Option<PathBuf>,
 
     /// Use this config file [env: UNIXAGENT_CONFIG; default:
     /// $XDG_CONFIG_HOME/unixagent/config.toml].
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "PATH", global = true)]
     pub config: Option<PathBuf>,
 
     /// Batch mode: agent events as NDJSON lines on stdout; instructions,
@@ -38,17 +40,17 @@ pub struct Cli {
     pub json: bool,
 
     /// Use this backend instead of the configured default.
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", global = true)]
     pub backend: Option<String>,
 
     /// Use this model instead of the backend's configured one.
-    #[arg(long, value_name = "MODEL")]
+    #[arg(long, value_name = "MODEL", global = true)]
     pub model: Option<String>,
 
     /// Narrow the command policy with this file (.cedar or .toml). It can
     /// only take permissions away; agents started inside this session keep
     /// it (through UNIXAGENT_POLICY_LAYERS).
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "PATH", global = true)]
     pub policy: Option<PathBuf>,
 
     /// Start the interactive shell itself inside the kernel sandbox (your
