@@ -368,6 +368,9 @@ fn carve_out(targets: &[(PathBuf, Bind)]) -> Result<(), SandboxError> {
 
 /// The mount flags of the filesystem holding `path` that a remount in a
 /// user namespace must keep.
+///
+/// `ST_RELATIME` is Linux's value from `<sys/statvfs.h>`: the libc crate
+/// defines it for glibc only, and the static (musl) build needs it too.
 fn locked_flags(path: &Path) -> libc::c_ulong {
     let Ok(c) = CString::new(path.as_os_str().as_encoded_bytes()) else { return 0 };
     // SAFETY: statvfs writes into the zeroed struct we pass.
@@ -382,10 +385,12 @@ fn locked_flags(path: &Path) -> libc::c_ulong {
         (libc::ST_NOEXEC, libc::MS_NOEXEC),
         (libc::ST_NOATIME, libc::MS_NOATIME),
         (libc::ST_NODIRATIME, libc::MS_NODIRATIME),
-        (libc::ST_RELATIME, libc::MS_RELATIME),
+        (ST_RELATIME, libc::MS_RELATIME),
     ];
     pairs.iter().filter(|(st_flag, _)| st.f_flag & st_flag != 0).fold(0, |acc, (_, ms)| acc | ms)
 }
+
+const ST_RELATIME: libc::c_ulong = 0x1000;
 
 fn mount(source: Option<&Path>, target: &Path, fstype: Option<&str>, flags: libc::c_ulong) -> std::io::Result<()> {
     mount_data(source, target, fstype, flags, "")
@@ -426,15 +431,15 @@ fn loopback_up() -> Result<(), SandboxError> {
     for (i, b) in b"lo".iter().enumerate() {
         req.ifr_name[i] = *b as libc::c_char;
     }
+    // nix's wrappers, because the request's C type differs between glibc
+    // (unsigned long) and musl (int).
+    nix::ioctl_read_bad!(get_flags, libc::SIOCGIFFLAGS, libc::ifreq);
+    nix::ioctl_write_ptr_bad!(set_flags, libc::SIOCSIFFLAGS, libc::ifreq);
     // SAFETY: SIOCGIFFLAGS and SIOCSIFFLAGS read and write the ifreq we own.
     unsafe {
-        if libc::ioctl(fd.as_raw_fd(), libc::SIOCGIFFLAGS, &mut req) != 0 {
-            return Err(err(std::io::Error::last_os_error()));
-        }
+        get_flags(fd.as_raw_fd(), &mut req).map_err(|e| err(e.into()))?;
         req.ifr_ifru.ifru_flags |= libc::IFF_UP as libc::c_short;
-        if libc::ioctl(fd.as_raw_fd(), libc::SIOCSIFFLAGS, &req) != 0 {
-            return Err(err(std::io::Error::last_os_error()));
-        }
+        set_flags(fd.as_raw_fd(), &req).map_err(|e| err(e.into()))?;
     }
     Ok(())
 }
