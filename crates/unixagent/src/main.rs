@@ -7,9 +7,11 @@
 
 mod agent;
 mod cli;
+mod completions;
 mod config;
 mod editor;
 mod keyboard;
+mod man;
 mod pipe;
 mod policy_cmd;
 mod sandbox;
@@ -32,6 +34,9 @@ fn main() -> ExitCode {
     if args.get(1).is_some_and(|a| a == sandbox::LAUNCHER) {
         return ExitCode::from(u8::try_from(sandbox::launcher(&args[2..])).unwrap_or(1));
     }
+    // A completion script asking for candidates (UNIXAGENT_COMPLETE set):
+    // answered before anything else runs, and the process exits.
+    completions::answer_if_asked();
     // Login programs start a login shell with a leading `-` in argv[0].
     let login_by_name = std::env::args_os()
         .next()
@@ -54,6 +59,11 @@ fn run(cli: cli::Cli, login_by_name: bool) -> anyhow::Result<i32> {
         // run as if it had it.
         eprintln!("unixagent: {opt} comes with child agents, which are not built yet; run without it.");
         return Ok(2);
+    }
+    match &cli.sub {
+        Some(cli::Sub::Completions { shell }) => return Ok(completions::print(*shell)),
+        Some(cli::Sub::Man) => return Ok(man::print()),
+        _ => {}
     }
     if let Some(cli::Sub::Policy { action }) = &cli.sub {
         return Ok(match action {
