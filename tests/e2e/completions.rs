@@ -112,7 +112,8 @@ fn check(shell: &str) {
     let rig = Rig::new(shell);
     let mut t = rig.start(shell);
     complete(&mut t, "unixagent sess", "unixagent sessions ");
-    complete(&mut t, "unixagent policy explain --js", "unixagent policy explain --json ");
+    complete(&mut t, "unixagent doc", "unixagent doctor ");
+    complete(&mut t, "unixagent doctor --off", "unixagent doctor --offline ");
     complete(&mut t, "unixagent completions z", "unixagent completions zsh ");
     complete(&mut t, "unixagent sessions show 2026", &format!("unixagent sessions show {SESSION} "));
     complete(&mut t, "unixagent --resume 2026", &format!("unixagent --resume {SESSION} "));

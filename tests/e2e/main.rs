@@ -19,6 +19,7 @@ mod cli;
 mod command_line_secrets;
 mod completions;
 mod dash_c;
+mod doctor;
 mod dotfile_contract;
 mod dotfiles;
 mod dotfiles_fish;

@@ -59,6 +59,7 @@ fn man_renders_the_page_without_a_warning() {
         "SYNOPSIS",
         "--shell-debug",
         "COMMANDS",
+        "unixagent doctor [--json] [--offline]",
         "unixagent policy explain [--json] COMMAND",
         "unixagent sessions show ID",
         "INSTRUCTIONS",

@@ -126,6 +126,18 @@ pub enum Sub {
         #[arg(last = true, value_name = "COMMAND")]
         command: Vec<OsString>,
     },
+    /// Check this machine for what keeps unixagent from working: the shells
+    /// and their start-up files, the kernel sandbox, the model backends,
+    /// the config, policy and data files, the login shell. Exits 1 when
+    /// something is a problem.
+    Doctor {
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+        /// Do not contact the model backends.
+        #[arg(long)]
+        offline: bool,
+    },
     /// Print the completion script for SHELL (install it where the shell
     /// looks, or source it from the shell's start-up file).
     Completions {

@@ -9,6 +9,7 @@ mod agent;
 mod cli;
 mod completions;
 mod config;
+mod doctor;
 mod editor;
 mod keyboard;
 mod man;
@@ -63,6 +64,9 @@ fn run(cli: cli::Cli, login_by_name: bool) -> anyhow::Result<i32> {
     match &cli.sub {
         Some(cli::Sub::Completions { shell }) => return Ok(completions::print(*shell)),
         Some(cli::Sub::Man) => return Ok(man::print()),
+        Some(cli::Sub::Doctor { json, offline }) => {
+            return Ok(doctor::run(&doctor::Options { config: cli.config.clone(), json: *json, offline: *offline }));
+        }
         _ => {}
     }
     if let Some(cli::Sub::Policy { action }) = &cli.sub {

@@ -286,10 +286,10 @@ mod tests {
     #[test]
     fn every_visible_command_and_option_is_on_the_page() {
         let page = String::from_utf8(render()).unwrap();
-        for name in ["completions", "policy explain", "policy check", "sessions show", "sandbox status"] {
+        for name in ["doctor", "completions", "policy explain", "policy check", "sessions show", "sandbox status"] {
             assert!(page.contains(&format!("unixagent {name}")), "{name} missing");
         }
-        for flag in ["\\-\\-resume", "\\-\\-shell\\-debug", "\\-\\-json"] {
+        for flag in ["\\-\\-resume", "\\-\\-offline", "\\-\\-shell\\-debug", "\\-\\-json"] {
             assert!(page.contains(flag), "{flag} missing");
         }
         assert!(!page.contains("__man"), "a hidden command is on the page");

@@ -39,7 +39,7 @@ use crate::{shell, terminal};
 mod agent;
 mod batch;
 mod record;
-mod startup;
+pub(crate) mod startup;
 
 /// How long a hung-up shell gets to exit before it is killed.
 const HANGUP_GRACE: Duration = Duration::from_secs(3);
