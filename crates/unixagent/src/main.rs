@@ -38,6 +38,12 @@ fn main() -> ExitCode {
     // A completion script asking for candidates (UNIXAGENT_COMPLETE set):
     // answered before anything else runs, and the process exits.
     completions::answer_if_asked();
+    home_from_account();
+    with_room_to_recurse(body)
+}
+
+/// Everything after the launcher and the completion answer.
+fn body() -> ExitCode {
     // Login programs start a login shell with a leading `-` in argv[0].
     let login_by_name = std::env::args_os()
         .next()
@@ -51,6 +57,35 @@ fn main() -> ExitCode {
             ExitCode::from(1)
         }
     }
+}
+
+/// The stack the static build runs on: what glibc's main thread gets.
+#[cfg(target_env = "musl")]
+const STACK: usize = 8 << 20;
+
+/// Runs `f` on a thread with [`STACK`] of stack. musl reports to
+/// `pthread_getattr_np` only the part of the main thread's stack mapped so
+/// far; cedar's evaluator measures the stack it has left before each level
+/// of recursion and took that for exhaustion, so in the static build every
+/// decision failed with "recursion limit reached". The launcher stays on
+/// the main thread: it must be single-threaded to enter namespaces.
+#[cfg(target_env = "musl")]
+fn with_room_to_recurse(f: fn() -> ExitCode) -> ExitCode {
+    match std::thread::Builder::new().name("unixagent".into()).stack_size(STACK).spawn(f).map(|t| t.join()) {
+        Ok(Ok(code)) => code,
+        // The panic hook has printed the message already.
+        Ok(Err(_)) => ExitCode::from(101),
+        Err(e) => {
+            eprintln!("unixagent: could not start its main thread: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// glibc's main thread reports its whole stack: `f` runs right here.
+#[cfg(not(target_env = "musl"))]
+fn with_room_to_recurse(f: fn() -> ExitCode) -> ExitCode {
+    f()
 }
 
 fn run(cli: cli::Cli, login_by_name: bool) -> anyhow::Result<i32> {
@@ -211,6 +246,19 @@ fn run(cli: cli::Cli, login_by_name: bool) -> anyhow::Result<i32> {
         anyhow::bail!("could not run {}: {err}", shell.display());
     }
     session::run(session(cfg.shell.integration, cli.shell_debug, None, None))
+}
+
+/// Started with no HOME (`env -i`, an init system, a bare container),
+/// takes it from the account's passwd entry, as login(1) and sshd set it:
+/// the config, the policy and the data directory are all found from it.
+fn home_from_account() {
+    if std::env::var_os("HOME").is_some_and(|h| !h.is_empty()) {
+        return;
+    }
+    if let Ok(Some(user)) = nix::unistd::User::from_uid(nix::unistd::getuid()) {
+        // SAFETY: called from main before any thread is started.
+        unsafe { std::env::set_var("HOME", &user.dir) };
+    }
 }
 
 fn confirm_mode(configured: Option<&str>) -> agent::ConfirmMode {
