@@ -227,3 +227,43 @@ fn chown_all(dir: &std::path::Path, uid: u32, gid: u32) {
         }
     }
 }
+
+/// A developer's home whose credential stores nest (`~/.docker` and the
+/// file `~/.docker/config.json` are both protected): doctor's trial of the
+/// rules says exactly what an unattended agent command would meet, so a
+/// home that breaks the sandbox's set-up shows up here first.
+#[test]
+fn the_rules_line_says_what_an_agent_command_would_meet() {
+    let home = Home::new();
+    // Outside /tmp, which is writable in the sandbox by design.
+    let dev = tempfile::tempdir_in("/var/tmp").unwrap();
+    for (rel, text) in [(".docker/config.json", "{}\n"), (".ssh/id_ed25519", "KEY\n"), (".aws/credentials", "[x]\n")] {
+        let p = dev.path().join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+    let sandboxed = Command::new(unixagent())
+        .args(["sandbox", "--", "true"])
+        .env("HOME", dev.path())
+        .env_remove("XDG_CONFIG_HOME")
+        .env_remove("XDG_DATA_HOME")
+        .env_remove("UNIXAGENT_CONFIG")
+        .current_dir(dev.path())
+        .output()
+        .unwrap();
+    let r = run(doctor(&home)
+        .arg("--offline")
+        .env("HOME", dev.path())
+        .env_remove("XDG_CONFIG_HOME")
+        .env_remove("XDG_DATA_HOME")
+        .current_dir(dev.path()));
+    if sandboxed.status.success() {
+        assert!(r.line("ok", "sandbox rules").contains("they build and apply in"), "{}", r.text);
+    } else {
+        let said = String::from_utf8_lossy(&sandboxed.stderr);
+        let said = said.lines().last().unwrap_or_default().trim_start_matches("unixagent: ");
+        let line = r.line("problem", "sandbox rules");
+        assert!(line.contains(said), "doctor: {line}\nsandbox -- true: {said}");
+        assert_eq!(r.code, Some(1));
+    }
+}

@@ -160,7 +160,7 @@ fn collect(opts: &Options) -> Report {
     let shells = shells::start(&user_shell, timeout);
     let backends = backends::start(cfg.backend.clone(), opts.offline);
     let mut report = Report::default();
-    report.checks.extend(shells::finish(shells));
+    report.checks.extend(shells::finish(shells, cfg.shell.integration));
     report.checks.extend(sandbox::checks(&cfg.sandbox));
     report.checks.extend(backends::finish(backends));
     report.checks.extend(files::checks(opts.config.as_deref(), &loaded));

@@ -65,8 +65,17 @@ pub fn start(user_shell: &Path, timeout: Duration) -> Running {
 }
 
 /// Waits for every shell and turns what each showed into a line.
-pub fn finish(running: Running) -> Vec<Check> {
+/// `integration` is `shell.integration` from the config.
+pub fn finish(running: Running, integration: bool) -> Vec<Check> {
     let mut checks = Vec::new();
+    if !integration {
+        checks.push(Check::warning(
+            AREA,
+            "integration",
+            "shell.integration = false in config.toml, so prompts are guessed and instructions start with ##",
+            "remove that line once the shells below are ok",
+        ));
+    }
     if ShellKind::detect(&running.user_shell) == ShellKind::Other {
         checks.push(Check::warning(
             AREA,
