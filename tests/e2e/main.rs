@@ -25,6 +25,7 @@ mod dotfiles;
 mod dotfiles_fish;
 mod dotfiles_starship;
 mod dotfiles_zsh;
+mod install;
 mod integration_failure;
 mod manpage;
 mod nested;
