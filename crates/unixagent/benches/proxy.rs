@@ -110,6 +110,9 @@ struct Figures {
     idle_rss_kib: u64,
     idle_wakeups: u64,
     peak_rss_kib: u64,
+    /// `policy explain` runs of a unixagent (Cedar loaded and asked once:
+    /// the allocation-heavy start of every agent turn), when compared.
+    explains: Vec<Duration>,
 }
 
 fn run() -> anyhow::Result<()> {
@@ -140,6 +143,7 @@ fn run() -> anyhow::Result<()> {
     progress("");
     print!("{}", report(&plan, &figs, &load_before, &loadavg()));
     if !rig.also.is_empty() {
+        measure_explain(&plan, &rig, &contenders, &mut figs)?;
         print!("{}", compare(&plan, &rig, &figs));
     }
     Ok(())
@@ -157,6 +161,31 @@ fn measure_startup(plan: &Plan, rig: &Rig, contenders: &[Contender], figs: &mut 
             s.close()?;
         }
     }
+    Ok(())
+}
+
+/// `unixagent policy explain` run by each unixagent in turn: loading the
+/// Cedar policy allocates a great deal, which is where a slow allocator
+/// shows (musl's own took twice as long as glibc's).
+fn measure_explain(plan: &Plan, rig: &Rig, contenders: &[Contender], figs: &mut [Figures]) -> anyhow::Result<()> {
+    for round in 0..plan.starts {
+        progress(&format!("policy explain {}/{}", round + 1, plan.starts));
+        for (c, f) in contenders.iter().zip(figs.iter_mut()) {
+            if matches!(c, Contender::Bare | Contender::Script) {
+                continue;
+            }
+            let mut explain = Command::new(rig.binary(*c));
+            explain.args(["policy", "explain", "ls -la | grep x"]).stdout(Stdio::null());
+            rig.environment(&mut explain);
+            let started = Instant::now();
+            let status = explain.status().context("running policy explain")?;
+            f.explains.push(started.elapsed());
+            if !status.success() {
+                bail!("policy explain failed under {}", c.title(rig));
+            }
+        }
+    }
+    progress("");
     Ok(())
 }
 
@@ -323,15 +352,25 @@ impl Rig {
                 cmd
             }
             Contender::Unixagent | Contender::Also(_) => {
-                let bin = match c {
-                    Contender::Also(i) => &self.also[i].1,
-                    _ => &self.unixagent,
-                };
-                let mut cmd = Command::new(bin);
+                let mut cmd = Command::new(self.binary(c));
                 cmd.arg("--shell").arg(&self.bash);
                 cmd
             }
         };
+        self.environment(&mut cmd);
+        cmd
+    }
+
+    /// The unixagent binary `c` runs (the one under test for the others).
+    fn binary(&self, c: Contender) -> &Path {
+        match c {
+            Contender::Also(i) => &self.also[i].1,
+            _ => &self.unixagent,
+        }
+    }
+
+    /// The fixed environment and directory every contender starts with.
+    fn environment(&self, cmd: &mut Command) {
         let home = self.home.path();
         cmd.env_clear()
             .env("PATH", &self.path)
@@ -343,7 +382,6 @@ impl Rig {
             .env("XDG_DATA_HOME", home.join(".local/share"))
             .env("UNIXAGENT_CONFIG", home.join("config.toml"))
             .current_dir(home);
-        cmd
     }
 }
 
@@ -643,6 +681,7 @@ type Row<'a> = (String, &'a dyn Fn(&Figures) -> f64, usize);
 fn compare(plan: &Plan, rig: &Rig, figs: &[Figures]) -> String {
     let mib = plan.file_bytes >> 20;
     let startup = |f: &Figures| median(&f.startups.iter().map(|d| d.as_secs_f64() * 1e3).collect::<Vec<_>>());
+    let explain = |f: &Figures| median(&f.explains.iter().map(|d| d.as_secs_f64() * 1e3).collect::<Vec<_>>());
     let rows: Vec<Row<'_>> = vec![
         (format!("throughput, cat {mib} MiB (MB/s, median)"), &|f: &Figures| median(&f.mb_per_s), 0),
         (
@@ -651,6 +690,7 @@ fn compare(plan: &Plan, rig: &Rig, figs: &[Figures]) -> String {
             2,
         ),
         ("startup to prompt (ms, median)".into(), &startup, 1),
+        ("policy explain: Cedar loaded (ms, median)".into(), &explain, 1),
         ("echo latency p50 (µs)".into(), &|f: &Figures| percentile_us(&f.echoes, 50), 0),
         ("echo latency p99 (µs)".into(), &|f: &Figures| percentile_us(&f.echoes, 99), 0),
         ("idle RSS (KiB)".into(), &|f: &Figures| f.idle_rss_kib as f64, 0),
