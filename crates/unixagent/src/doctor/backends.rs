@@ -98,7 +98,7 @@ fn checks(section: Option<toml::Table>, offline: bool) -> Vec<Check> {
     out
 }
 
-/// "anthropic (claude-sonnet-4-5 at https://api.anthropic.com), then openai (…)".
+/// `anthropic (claude-sonnet-4-5 at https://api.anthropic.com), falling back on openai (…)`.
 fn chain(specs: &[BackendSpec], configured: bool) -> String {
     let each: Vec<String> = specs.iter().map(|s| format!("{} ({} at {})", s.name, s.model, s.base_url)).collect();
     let how = if configured { "" } else { " (found from the environment, with no [backend] section)" };
