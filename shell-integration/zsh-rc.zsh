@@ -8,7 +8,10 @@
 # ends with `;aid=$__ua_aid`, this session's id, which unixagent writes as
 # this file's first line (not exported, so a nested shell cannot print it).
 __ua_zdotdir_user
-[[ -r "${ZDOTDIR:-$HOME}/.zshrc" ]] && . "${ZDOTDIR:-$HOME}/.zshrc"
+if [[ -r "${ZDOTDIR:-$HOME}/.zshrc" ]]; then
+    . "${ZDOTDIR:-$HOME}/.zshrc"
+    __ua_status=$? __ua_last=$_
+fi
 
 typeset -gi __ua_ran=0
 typeset -g __ua_url=
@@ -30,29 +33,31 @@ __ua_url_path() {
     done
 }
 
-__ua_set_status() {
-    return $1
-}
-
+# Our hooks return 0 whatever the command's status: zsh hands each hook
+# the command's $? itself, and a hook that fails runs the user's ZERR trap.
 __ua_precmd_first() {
     local ret=$?
     # An instant prompt (powerlevel10k's) points stdout at a file until its
     # own precmd runs, and shows whatever landed there as console output
     # from start-up: the markers go to the terminal, like the prompt.
     if [[ ! -t 1 ]] && { : >/dev/tty } 2>/dev/null; then
-        __ua_set_status $ret
-        __ua_precmd_first "$@" >/dev/tty
-        return $ret
+        __ua_prompt_start $ret >/dev/tty
+    else
+        __ua_prompt_start $ret
     fi
+    return 0
+}
+
+# D for status $1 if a command ran, the working directory, A.
+__ua_prompt_start() {
     emulate -L zsh
     if (( __ua_ran )); then
-        print -n "\e]133;D;$ret;aid=$__ua_aid\a"
+        print -n "\e]133;D;$1;aid=$__ua_aid\a"
         __ua_ran=0
     fi
     __ua_url_path "$PWD"
     print -rn -- $'\e]7;file://'"${HOST}${__ua_url}"$'\a'
     print -n "\e]133;A;aid=$__ua_aid\a"
-    return $ret
 }
 
 __ua_precmd_last() {
@@ -62,17 +67,19 @@ __ua_precmd_last() {
         PS1+=$'%{\e]133;B;aid='"$__ua_aid"$'\a%}'
     fi
     __ua_install_hooks
+    return 0
 }
 
 __ua_preexec() {
     if [[ ! -t 1 ]] && { : >/dev/tty } 2>/dev/null; then
         __ua_preexec "$@" >/dev/tty
-        return
+        return 0
     fi
     emulate -L zsh
     __ua_ran=1
     print -n "\e]133;C;aid=$__ua_aid\a"
     __ua_install_hooks
+    return 0
 }
 
 # Our first precmd reads $? and draws A before anything else prints, our
@@ -90,13 +97,23 @@ __ua_install_hooks() {
     fi
 }
 
-# Hands ZDOTDIR back to the user for good and installs the hooks.
+# Hands ZDOTDIR back to the user for good and installs the hooks. After
+# it, the last line of the last shim leaves the $? and $_ of the user's
+# last start-up file (without failing, which would run their ZERR trap).
 __ua_finish() {
     emulate -L zsh
     __ua_zdotdir_user
     unset __ua_shim_dir __ua_zd __ua_zd_set __ua_zd_export
     unfunction __ua_zdotdir_user __ua_zdotdir_shim __ua_finish
     __ua_install_hooks
+}
+
+__ua_set_status() {
+    return $1
+}
+
+__ua_ok() {
+    return 0
 }
 
 # A login shell reads .zlogin next: our shim there finishes. (Without
@@ -106,4 +123,5 @@ if [[ -o login && -o rcs ]]; then
     __ua_install_hooks
 else
     __ua_finish
+    __ua_set_status $__ua_status "$__ua_last" && __ua_ok "$__ua_last"
 fi

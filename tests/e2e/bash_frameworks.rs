@@ -24,10 +24,7 @@ fn liquidprompt() {
 
 #[test]
 fn powerline() {
-    if find("powerline-config").is_none() {
-        println!("SKIPPED: powerline is not installed (scripts/test-deps.sh installs it)");
-        return;
-    }
+    which("powerline-config");
     let home = home_with(include_str!("fixtures/bash/powerline.bashrc"));
     // Its segments end in the separator glyph.
     let prompt = Prompt(&["\u{e0b0}"]);
@@ -50,22 +47,20 @@ fn direnv_loads_an_allowed_envrc() {
     t.wait_text("direnv=loaded");
 }
 
-/// fzf's key bindings ship as documentation, which minimal images drop.
+/// fzf's key bindings ship as documentation, which minimal images drop
+/// (scripts/test-deps.sh puts them back).
 const FZF_BINDINGS: &str = "/usr/share/doc/fzf/examples/key-bindings.bash";
 
-fn have_fzf_bindings() -> bool {
-    let there = std::path::Path::new(FZF_BINDINGS).is_file();
-    if !there {
-        println!("SKIPPED: {FZF_BINDINGS} is missing (Debian's fzf package ships it)");
-    }
-    there
+fn require_fzf_bindings() {
+    assert!(
+        std::path::Path::new(FZF_BINDINGS).is_file(),
+        "{FZF_BINDINGS} is missing: scripts/test-deps.sh installs fzf with it"
+    );
 }
 
 #[test]
 fn fzf_history_search_on_ctrl_r() {
-    if !have_fzf_bindings() {
-        return;
-    }
+    require_fzf_bindings();
     let home = home_with("PS1='PS1-MARK> '\n. /usr/share/doc/fzf/examples/key-bindings.bash\n");
     home.write(".bash_history_test", "echo from-fzf-history\nls\n");
     let mut t = start(&home, MARK);
@@ -130,9 +125,7 @@ fn bash_completion_completes_options() {
 
 #[test]
 fn everyday_tools_together() {
-    if !have_fzf_bindings() {
-        return;
-    }
+    require_fzf_bindings();
     let home = home_with(include_str!("fixtures/bash/everyday.bashrc"));
     home.write("preexec.bash", include_str!("fixtures/bash/preexec.bash"));
     home.write("pyenv-virtualenv.bash", include_str!("fixtures/bash/pyenv-virtualenv.bash"));
@@ -146,10 +139,7 @@ fn everyday_tools_together() {
 
 #[test]
 fn starship() {
-    let Some(starship) = find("starship") else {
-        println!("SKIPPED: starship is not on PATH");
-        return;
-    };
+    let starship = which("starship");
     let home = home_with(&format!("eval \"$({} init bash)\"\n", starship.display()));
     let prompt = Prompt(&["❯"]);
     let mut t = start(&home, prompt);

@@ -68,33 +68,43 @@ fn pyenv_virtualenv_hook_text() {
     t.wait_text("vh=venv-dir");
 }
 
-/// Where pyenv with its virtualenv plugin is installed.
-fn pyenv_root() -> Option<std::path::PathBuf> {
-    let candidates = [
-        std::env::var_os("PYENV_ROOT").map(Into::into),
-        std::env::var_os("HOME").map(|h| std::path::Path::new(&h).join(".pyenv")),
-        Some("/root/.pyenv".into()),
-    ];
-    candidates.into_iter().flatten().find(|r: &std::path::PathBuf| {
-        r.join("bin/pyenv").is_file() && r.join("plugins/pyenv-virtualenv/bin/pyenv-virtualenv-init").is_file()
-    })
+/// pyenv-virtualenv's commands that its hook and its init use, in the
+/// plugin directory pyenv looks in, since no registry reachable here ships
+/// pyenv-virtualenv: `virtualenv-init` prints the hook exactly as the
+/// real one does (the fixture's text from its PATH line on), and
+/// `sh-activate` answers as the real one does when the current version is
+/// no virtualenv (`--quiet`: "false" for the hook to eval, status 1).
+fn pyenv_virtualenv_plugin(home: &Home) {
+    use std::os::unix::fs::PermissionsExt;
+    let fixture = include_str!("fixtures/bash/pyenv-virtualenv.bash");
+    let hook = &fixture[fixture.find("export PATH=").expect("the hook's PATH line")..];
+    let bin = ".pyenv/plugins/pyenv-virtualenv/bin";
+    home.write(&format!("{bin}/pyenv-virtualenv-init"), &format!("#!/bin/sh\ncat <<'HOOK'\n{hook}HOOK\n"));
+    home.write(&format!("{bin}/pyenv-sh-activate"), "#!/bin/sh\necho false\nexit 1\n");
+    for cmd in ["pyenv-virtualenv-init", "pyenv-sh-activate"] {
+        let path = home.path().join(bin).join(cmd);
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
 }
 
-/// The real pyenv and pyenv-virtualenv, as their README says to load them.
+/// pyenv (Debian 13's, from scripts/test-deps.sh) with pyenv-virtualenv,
+/// loaded as their READMEs say.
 #[test]
 fn pyenv_and_pyenv_virtualenv() {
-    let Some(root) = pyenv_root() else {
-        println!("SKIPPED: pyenv with pyenv-virtualenv is not installed (PYENV_ROOT, ~/.pyenv, /root/.pyenv)");
-        return;
-    };
-    let rc = format!(
-        "PS1='PS1-MARK> '\nexport PYENV_ROOT={}\nexport PATH=\"$PYENV_ROOT/bin:$PATH\"\neval \"$(pyenv init - bash)\"\neval \"$(pyenv virtualenv-init -)\"\n",
-        root.display()
+    which("pyenv");
+    let home = home_with(
+        "PS1='PS1-MARK> '\nexport PYENV_ROOT=~/.pyenv\neval \"$(pyenv init - bash)\"\neval \"$(pyenv virtualenv-init -)\"\n",
     );
-    let home = home_with(&rc);
+    pyenv_virtualenv_plugin(&home);
+    std::fs::create_dir(home.path().join("venv-dir")).unwrap();
     let mut t = start(&home, MARK);
     check_session(&home, &mut t, MARK, "pyenv");
-    run_at(&mut t, "type -t _pyenv_virtualenv_hook; echo init=$PYENV_VIRTUALENV_INIT", MARK);
+    run_at(&mut t, "type -t pyenv _pyenv_virtualenv_hook; echo init=$PYENV_VIRTUALENV_INIT", MARK);
     t.wait_text("init=1");
-    t.with(|s| assert!(s.rows().iter().any(|r| r == "function"), "{}", s.text()));
+    t.with(|s| assert_eq!(s.rows().iter().filter(|r| *r == "function").count(), 2, "{}", s.text()));
+    // The hook ran at each prompt, asking pyenv each time the directory
+    // changed.
+    run_at(&mut t, "cd venv-dir", MARK);
+    run_at(&mut t, "echo \"vh=${_PYENV_VH_PWD##*/}\"", MARK);
+    t.wait_text("vh=venv-dir");
 }

@@ -118,3 +118,29 @@ fn unknown_config_keys_warn_and_config_is_found_by_env_and_flag() {
     let out = ua(&home).args(["--config", "/nonexistent.toml", "-c", "true"]).output().unwrap();
     assert!(String::from_utf8_lossy(&out.stderr).contains("cannot read config file /nonexistent.toml"));
 }
+
+#[test]
+fn settings_that_would_be_ignored_are_named_with_their_line() {
+    let home = Home::new();
+    home.write(
+        ".config/unixagent/config.toml",
+        "[policy]\ndefault = \"allow\"\n\n[backend]\nmax_tokens_per_session = 500\n\n[backend.local]\nkind = \"openai\"\nmodle = \"qwen\"\n",
+    );
+    home.write(
+        ".config/unixagent/policy.toml",
+        "[approval]\ndefault = \"ask\"\n\n[approval.audio]\nmicrophone = \"ask\"\n",
+    );
+    let config = home.path().join(".config/unixagent/config.toml");
+    let out = ua(&home).args(["-c", "echo ran"]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(&format!("{}, line 1: `[policy]` is not read from config.toml", config.display())), "{err}");
+    assert!(
+        err.contains(&format!("config file {}, line 9, column 1: the [backend] section is invalid", config.display())),
+        "{err}"
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "ran\n");
+    let out = ua(&home).args(["policy", "check"]).output().unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    let policy = home.path().join(".config/unixagent/policy.toml");
+    assert!(said.contains(&format!("{}, line 4: [approval.audio] has no effect", policy.display())), "{said}");
+}

@@ -78,11 +78,11 @@ fn start(home: &Home, server: &FakeProvider, config: &str) -> Term {
     t
 }
 
-fn body(server: &FakeProvider, i: usize) -> String {
+pub(crate) fn body(server: &FakeProvider, i: usize) -> String {
     String::from_utf8_lossy(&server.requests()[i].body).into_owned()
 }
 
-fn system(server: &FakeProvider, i: usize) -> String {
+pub(crate) fn system(server: &FakeProvider, i: usize) -> String {
     match &server.requests()[i].json()["system"] {
         Value::String(s) => s.clone(),
         Value::Array(blocks) => blocks.iter().filter_map(|b| b["text"].as_str()).collect(),

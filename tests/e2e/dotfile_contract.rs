@@ -12,8 +12,6 @@
 //!   the shell, and the prompt comes back;
 //! - `#` typed while `cat` runs reaches `cat`.
 
-use std::path::PathBuf;
-
 use ua_testkit::provider::FakeProvider;
 
 use crate::agent::{messages, model};
@@ -88,17 +86,6 @@ function __probe_postexec --on-event fish_postexec
     echo "prompt:$status" >>~/.hooks.log
 end
 "#;
-
-/// The path of a program the tests need beyond the shells, or `None` with
-/// a printed reason (scripts/test-deps.sh installs them on Debian).
-pub fn optional(program: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    let found = std::env::split_paths(&path).map(|d| d.join(program)).find(|p| p.is_file());
-    if found.is_none() {
-        eprintln!("SKIPPED: {program} is not installed (scripts/test-deps.sh installs it)");
-    }
-    found
-}
 
 /// unixagent over the set-up's shell, talking to `server`.
 fn start(home: &Home, setup: &Setup, server: &FakeProvider) -> Term {

@@ -8,8 +8,6 @@
 //! `bash_prompt_command`, `bash_hooks`, `bash_frameworks` and
 //! `bash_options`.
 
-use std::path::PathBuf;
-
 use ua_term::osc::ShellEvent;
 
 use crate::support::*;
@@ -127,10 +125,4 @@ pub fn check_session(home: &Home, t: &mut Term, prompt: Prompt, label: &str) {
     assert_eq!(home.instructions().len(), asked + 1, "{label}: cat's line was taken as an instruction");
 
     assert_no_errors(t, label);
-}
-
-/// A program from PATH, or None.
-pub fn find(name: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path).map(|d| d.join(name)).find(|p| p.is_file())
 }

@@ -1,19 +1,19 @@
 //! starship on bash, zsh and fish, installed the way its users do (a
 //! release binary on PATH, `starship init` in the start-up file). The
-//! binary comes from scripts/test-deps.sh; without it these tests say so
-//! and pass. See `dotfiles.rs` for the checks.
+//! binary comes from scripts/test-deps.sh; without it these tests fail,
+//! saying so. See `dotfiles.rs` for the checks.
 
 use crate::dotfile_contract::*;
 use crate::support::*;
 
 const CONFIG: &str = include_str!("fixtures/starship/starship.toml");
 
-fn home_with(rc: &str, text: &str) -> Option<Home> {
-    optional("starship")?;
+fn home_with(rc: &str, text: &str) -> Home {
+    which("starship");
     let home = Home::new();
     home.write(".config/starship.toml", CONFIG);
     home.write(rc, text);
-    Some(home)
+    home
 }
 
 fn setup(name: &'static str, shell: &'static str, right: bool) -> Setup {
@@ -24,11 +24,8 @@ fn setup(name: &'static str, shell: &'static str, right: bool) -> Setup {
 
 #[test]
 fn starship_on_zsh() {
-    let Some(home) =
-        home_with(".zshrc", &format!("HISTFILE=~/.zsh_history\n{ZSH_HOOK_PROBE}\neval \"$(starship init zsh)\"\n"))
-    else {
-        return;
-    };
+    let home =
+        home_with(".zshrc", &format!("HISTFILE=~/.zsh_history\n{ZSH_HOOK_PROBE}\neval \"$(starship init zsh)\"\n"));
     let s = setup("starship zsh", "zsh", true);
     let mut t = check(&home, &s);
     run_line(&mut t, &s, "false");
@@ -40,7 +37,7 @@ fn starship_on_zsh() {
 fn starship_on_zsh_in_vi_mode() {
     let rc =
         format!("HISTFILE=~/.zsh_history\nbindkey -v\nKEYTIMEOUT=1\n{ZSH_HOOK_PROBE}\neval \"$(starship init zsh)\"\n");
-    let Some(home) = home_with(".zshrc", &rc) else { return };
+    let home = home_with(".zshrc", &rc);
     let s = setup("starship zsh vi mode", "zsh", true);
     let mut t = check(&home, &s);
     t.send("\x1b");
@@ -53,11 +50,8 @@ fn starship_on_zsh_in_vi_mode() {
 #[test]
 fn starship_on_fish() {
     for shell in ["fish", "fish4"] {
-        if shell == "fish4" && optional("fish4").is_none() {
-            continue;
-        }
         let rc = format!("set -g fish_greeting\n{FISH_HOOK_PROBE}\nstarship init fish | source\n");
-        let Some(home) = home_with(".config/fish/config.fish", &rc) else { return };
+        let home = home_with(".config/fish/config.fish", &rc);
         let s = setup(if shell == "fish" { "starship fish 3" } else { "starship fish 4" }, shell, true);
         let mut t = check(&home, &s);
         run_line(&mut t, &s, "false");
@@ -71,12 +65,9 @@ fn starship_on_fish() {
 #[test]
 fn starship_on_fish_in_vi_mode() {
     for shell in ["fish", "fish4"] {
-        if shell == "fish4" && optional("fish4").is_none() {
-            continue;
-        }
         let rc =
             format!("set -g fish_greeting\nfish_vi_key_bindings\n{FISH_HOOK_PROBE}\nstarship init fish | source\n");
-        let Some(home) = home_with(".config/fish/config.fish", &rc) else { return };
+        let home = home_with(".config/fish/config.fish", &rc);
         let s = setup(if shell == "fish" { "starship fish 3 vi" } else { "starship fish 4 vi" }, shell, true);
         let mut t = check(&home, &s);
         t.send("\x1b");
@@ -92,7 +83,7 @@ fn starship_on_bash() {
     let rc = "HISTFILE=~/.bash_history_test\n\
               __probe_pre() { [[ $BASH_COMMAND == __* || $BASH_COMMAND == starship* ]] || true; }\n\
               eval \"$(starship init bash)\"\n";
-    let Some(home) = home_with(".bashrc", rc) else { return };
+    let home = home_with(".bashrc", rc);
     let mut s = setup("starship bash", "bash", false);
     s.hooks = false;
     check(&home, &s);

@@ -207,15 +207,13 @@ fn hash_in_a_nested_unixagent_is_its_instruction() {
     assert_eq!(inner_model.request_count(), 1);
 }
 
-/// fish ≥ 4, when `UA_TEST_FISH4` names one (Debian 12 ships fish 3.6):
-/// as our shell its own markers are off and ours work; nested, its own
-/// markers (which it prints by default) are not ours.
+/// fish ≥ 4 (`fish4`, from scripts/test-deps.sh, or another one named by
+/// `UA_TEST_FISH4`; Debian 12 ships fish 3.6): as our shell its own
+/// markers are off and ours work; nested, its own markers (which it prints
+/// by default) are not ours.
 #[test]
 fn fish_4_marks_with_our_id_as_our_shell_and_is_foreign_when_nested() {
-    let Some(fish4) = std::env::var_os("UA_TEST_FISH4") else {
-        eprintln!("skipping: set UA_TEST_FISH4 to a fish 4 binary to run this test");
-        return;
-    };
+    let fish4 = std::env::var_os("UA_TEST_FISH4").map_or_else(|| which("fish4"), Into::into);
     const FISH4_A: &[u8] = b"\x1b]133;A;special_key=1";
     const FISH4_A_NEWER: &[u8] = b"\x1b]133;A;click_events=1";
     let home = Home::new();
@@ -232,7 +230,14 @@ fn fish_4_marks_with_our_id_as_our_shell_and_is_foreign_when_nested() {
     wait_prompt(&t, 1);
     run(&mut t, "echo fish4-(math 6 \\* 7)");
     t.wait_text("fish4-42");
-    t.with(|s| assert!(s.count(FISH4_A) + s.count(FISH4_A_NEWER) == 0, "fish printed its own markers"));
+    // From 4.0.6 `no-mark-prompt` turns its own markers off; 4.0.0–4.0.5
+    // (Debian 13's 4.0.2) print them regardless, and ours work beside them.
+    let own = t.with(|s| s.count(FISH4_A) + s.count(FISH4_A_NEWER));
+    if knows_no_mark_prompt(&fish4) {
+        assert_eq!(own, 0, "fish printed its own markers");
+    } else {
+        assert!(own > 0, "fish 4 before 4.0.6 printed no markers of its own");
+    }
     t.send("# hello-fish4\r");
     assert_eq!(home.wait_instructions(1), vec!["hello-fish4".to_string()]);
     t.wait_text(REPLY);
@@ -251,4 +256,16 @@ fn fish_4_marks_with_our_id_as_our_shell_and_is_foreign_when_nested() {
     wait_prompt(&t, ours + 1);
     t.send("# hello-outer\r");
     assert_eq!(home.wait_instructions(1), vec!["hello-outer".to_string()]);
+}
+
+/// Whether this fish 4 knows the `no-mark-prompt` feature (4.0.6 and
+/// later).
+fn knows_no_mark_prompt(fish: &std::path::Path) -> bool {
+    let out = std::process::Command::new(fish).arg("--version").output().expect("fish --version");
+    let text = String::from_utf8_lossy(&out.stdout);
+    // "fish, version 4.0.2"
+    let version: Vec<u32> =
+        text.rsplit(' ').next().unwrap_or_default().trim().split(['.', '-']).map_while(|p| p.parse().ok()).collect();
+    assert!(version.len() >= 2, "unexpected version text {text:?}");
+    version >= vec![4, 0, 6]
 }

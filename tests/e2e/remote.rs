@@ -12,7 +12,7 @@ use ua_testkit::provider::FakeProvider;
 
 use crate::agent::{messages, model, tool_results};
 use crate::nested;
-use crate::sshd::{BASH, Sshd, UA, output, sshd_or_skip};
+use crate::sshd::{BASH, Sshd, UA, output, sshd};
 use crate::support::*;
 
 /// The remote account's own unixagent config, talking to `server`, and a
@@ -43,7 +43,7 @@ fn local_dir() -> tempfile::TempDir {
 
 #[test]
 fn login_shell_runs_ssh_commands_with_their_output_and_status() {
-    let Some(s) = sshd_or_skip() else { return };
+    let s = sshd();
     let (out, err, code) = output(ssh(&s, UA).arg("echo hi-$((1+2)); echo to-stderr >&2; exit 7"));
     assert_eq!(code, Some(7), "stdout {out:?} stderr {err:?}\n{}", s.log());
     assert_eq!(out, "hi-3\n");
@@ -59,7 +59,7 @@ fn login_shell_runs_ssh_commands_with_their_output_and_status() {
 
 #[test]
 fn scp_rsync_and_git_work_through_the_login_shell() {
-    let Some(s) = sshd_or_skip() else { return };
+    let s = sshd();
     let local = local_dir();
     let l = local.path();
     std::fs::write(l.join("payload.txt"), "payload-1\n").unwrap();
@@ -117,7 +117,7 @@ fn scp_rsync_and_git_work_through_the_login_shell() {
 
 #[test]
 fn ssh_tt_to_a_unixagent_login_shell_is_interactive_and_hash_works() {
-    let Some(s) = sshd_or_skip() else { return };
+    let s = sshd();
     let server = model("repeat = true\n[[turn]]\ntext = \"remote-reply\"\n");
     remote_setup(&s, UA, &server, "");
     let mut t = Spawn::new("ssh").arg("-F").arg(s.ssh_config()).arg("-tt").arg(format!("{UA}@ua")).start();
@@ -138,7 +138,7 @@ fn ssh_tt_to_a_unixagent_login_shell_is_interactive_and_hash_works() {
 
 #[test]
 fn ssh_t_host_unixagent_runs_the_far_end_with_its_own_config() {
-    let Some(s) = sshd_or_skip() else { return };
+    let s = sshd();
     let server = model("repeat = true\n[[turn]]\ntext = \"far-reply\"\n");
     remote_setup(&s, BASH, &server, "");
     let mut t = Spawn::new("ssh")
@@ -160,7 +160,7 @@ fn ssh_t_host_unixagent_runs_the_far_end_with_its_own_config() {
 
 #[test]
 fn hash_typed_in_an_ssh_session_goes_to_the_far_end() {
-    let Some(s) = sshd_or_skip() else { return };
+    let s = sshd();
     let home = Home::new();
     // The far bash prints markers of its own, without our id.
     s.write(BASH, ".bashrc", nested::BASH.rc.1);
@@ -222,7 +222,7 @@ text = "done-remote"
 
 #[test]
 fn ssh_host_hash_instruction_is_a_one_shot_on_the_far_end() {
-    let Some(s) = sshd_or_skip() else { return };
+    let s = sshd();
     let server = model(ONE_SHOT);
     remote_setup(&s, UA, &server, "");
     let (out, err, code) = output(ssh(&s, UA).arg("# look around"));
@@ -273,7 +273,7 @@ fn metas(home: &Path) -> Vec<serde_json::Value> {
 
 #[test]
 fn the_far_end_joins_the_trace_the_client_sends() {
-    let Some(s) = sshd_or_skip() else { return };
+    let s = sshd();
     let server = model(SHOW_TRACE);
     remote_setup(&s, UA, &server, "");
     const TRACE: &str = "4bf92f3577b34da6a3ce929d0e0e4736";

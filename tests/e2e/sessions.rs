@@ -284,6 +284,13 @@ fn sessions_are_listed_from_the_index_shown_exported_and_pruned() {
     assert_eq!(usage["unpriced_turns"], 0, "{usage}");
     assert!(listed.iter().all(|s| s["cost_usd"] == 0.000105), "{listed:#?}");
     assert!(usage["input"].as_u64().unwrap() > 0 && usage["by_session"].as_array().unwrap().len() == 2);
+    // In words: one turn each, so "1 turn", never "1 turns".
+    let text = run(&home, home.path(), &server, &["--usage", "--since", "1d"]);
+    let text = String::from_utf8_lossy(&text.stdout).into_owned();
+    assert!(text.starts_with("2 turns, 0 commands:"), "{text}");
+    let rows: Vec<&str> = text.lines().filter(|l| l.contains(&here)).collect();
+    assert_eq!(rows.len(), 2, "{text}");
+    assert!(rows.iter().all(|l| l.contains(" 1 turn ") && l.contains(" 0 commands ")), "{text}");
 
     // Both were last active moments ago: a day's age keeps them, no age at
     // all removes them.

@@ -46,7 +46,7 @@ pub struct Sshd {
 }
 
 impl Sshd {
-    /// Starts sshd, or says why it cannot run here (the caller skips).
+    /// Starts sshd, or says why it cannot run here.
     pub fn start() -> Result<Sshd, String> {
         if !Path::new(SSHD).is_file() {
             return Err(format!("{SSHD} is not installed (scripts/test-deps.sh installs openssh-server)"));
@@ -199,19 +199,10 @@ impl Drop for Sshd {
     }
 }
 
-/// Starts the server, or says why it cannot run here and returns `None`:
-/// the calling test then skips. Under CI (`CI` set), where
-/// scripts/test-deps.sh has installed everything, it fails instead, so a
-/// broken set-up cannot pass as a skip.
-pub fn sshd_or_skip() -> Option<Sshd> {
-    match Sshd::start() {
-        Ok(s) => Some(s),
-        Err(why) if std::env::var_os("CI").is_some() => panic!("sshd cannot run on loopback: {why}"),
-        Err(why) => {
-            eprintln!("skipping: sshd cannot run on loopback here: {why}");
-            None
-        }
-    }
+/// Starts the server, or fails the calling test saying why it cannot run
+/// here (no test passes without running).
+pub fn sshd() -> Sshd {
+    Sshd::start().unwrap_or_else(|why| panic!("sshd cannot run on loopback: {why}"))
 }
 
 /// unixagent as a login shell the server's user can run: the binary

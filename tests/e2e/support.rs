@@ -12,13 +12,14 @@ pub fn unixagent() -> PathBuf {
 /// The shells every interactive test runs against.
 pub const SHELLS: [&str; 3] = ["bash", "zsh", "fish"];
 
-/// Absolute path of a shell from PATH.
+/// Absolute path of a program from PATH. No test skips for want of a
+/// program: one that is missing fails the test, saying what installs it.
 pub fn which(name: &str) -> PathBuf {
     let path = std::env::var_os("PATH").unwrap_or_default();
     std::env::split_paths(&path)
         .map(|d| d.join(name))
         .find(|p| p.is_file())
-        .unwrap_or_else(|| panic!("{name} is not installed (.ci/run installs it)"))
+        .unwrap_or_else(|| panic!("{name} is not installed: scripts/test-deps.sh installs it"))
 }
 
 /// A throwaway HOME with a recognisable prompt for each shell, so tests

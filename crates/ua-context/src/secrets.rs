@@ -11,21 +11,43 @@
 //! appear.
 //!
 //! Secrets given to programs as arguments are found by where they stand
-//! on a command line (`secrets/cmdline.rs`): options named for a secret,
-//! spaced or `=`-attached and quoted or not (`--password 'a b'`,
+//! on a command line (`secrets/cmdline.rs`), wherever the command line
+//! stands in a line of text: at a prompt, after a history number, in a
+//! `set -x` trace, in `ps` columns, in a CI log, after an assignment
+//! (`API_TOKEN=docker login -p …`). What it knows: options named for a
+//! secret, spaced or `=`-attached and quoted or not (`--password 'a b'`,
 //! `--token=…`, `--client-secret`, `--api-key`, `-storepass`, openssl's
 //! `pass:…`), assignments to such names of any length (`PGPASSWORD=…
-//! psql`, `export DB_PASSWORD="…"`, `-Ddb.password=…`, `?token=…`), and
-//! the programs whose own options carry one: `sshpass -p`, the mysql
-//! family's attached `-p…`, `docker login -p` and its kin, `htpasswd -b`,
-//! `curl -u user:…`, `smbclient -U user%…`, `redis-cli -a`,
-//! `ldapsearch -w`, `sqlcmd -P` and a few more. The value is replaced and
-//! the shape kept (`mysql -p[REDACTED:password]`). Where `-p` means a
-//! port (ssh, psql, `docker run`), where nothing is attached (`mysql -p`
-//! and `curl -u user` prompt) and where a value is a reference (`$PW`,
-//! `"$(cat f)"`), the text stays as it is. This pass runs between the
-//! known formats (so `--token ghp_…` keeps its kind) and the generic
-//! rules below.
+//! psql`, `export DB_PASSWORD="…"`, `-Ddb.password=…`, `?token=…`), the
+//! programs whose own options or positional words carry one: `sshpass
+//! -p`, the mysql family's attached `-p…`, `docker login -p` and its kin,
+//! `htpasswd -b`, `curl -u user:…`, `curl -H 'X-Api-Key: …'`, `smbclient
+//! -U user%…`, `redis-cli -a`, `ldapsearch -w`, `sqlcmd -P`, `cargo login
+//! TOKEN`, `vault login TOKEN`, `mc alias set NAME URL KEY SECRET` and a
+//! few more; commands that set a value under a name, where the name says
+//! it is secret (`aws configure set aws_secret_access_key …`, `npm config
+//! set //registry/:_authToken …`, `git config user.password …`, fish's
+//! `set -gx GITHUB_TOKEN …`, `poetry config http-basic.REPO USER …`) or
+//! the command is a secret store, all of whose values are secret (`gh
+//! secret set NAME --body …`, `vault kv put PATH k=…`, `heroku config:set
+//! K=…`, `kubectl create secret generic NAME --from-literal=k=…`,
+//! `doppler secrets set NAME …`); and a secret fed on standard input on
+//! the same line (`echo … | docker login --password-stdin`, `echo 'u:…' |
+//! chpasswd`). The value is replaced and the shape kept (`mysql
+//! -p[REDACTED:password]`). Where `-p` means a port (ssh, psql, `docker
+//! run`), where nothing is attached (`mysql -p` and `curl -u user`
+//! prompt) and where a value is a reference (`$PW`, `"$(cat f)"`) or
+//! names where it is (`-`, `@file`), the text stays as it is. This pass
+//! runs between the known formats (so `--token ghp_…` keeps its kind) and
+//! the generic rules below.
+//!
+//! Credential files are read in their own formats as `cat` shows them
+//! (`secrets/files.rs`): netrc, pgpass, INI and YAML lines whose key names
+//! a secret (`.pypirc`, `.npmrc`, `.s3cfg`, redis.conf), JSON members
+//! (docker's `config.json` `auth`), two-column tables (`vault kv get`),
+//! and SQL that sets a password (`ALTER USER … PASSWORD '…'`,
+//! `IDENTIFIED BY '…'`); `.git-credentials` holds URLs, which the URL
+//! rule knows.
 //!
 //! The generic rules: any value of six or more characters after a
 //! password-like name and `:` or `=` (`password: …`, `"password": "…"`,
@@ -45,15 +67,21 @@
 //! words costs one scan (`cargo bench -p ua-context --bench scrub` measures it).
 //!
 //! This is best effort. What gets through: a secret with no known format
-//! and low entropy that is not an argument of a shape the pass knows (a
-//! positional password such as `mc alias set s URL KEY SECRET`, a short
-//! option of a program not in its table, `echo 'u:pw' | chpasswd`); a
-//! quoted value that runs over a line break (only its first line is
-//! redacted); a command line read from `/proc/*/cmdline` (its NUL
-//! separators are dropped, so the words run together); and a literal that
-//! looks like a placeholder (`<token>`, `{{ … }}`, `true`). The
-//! environment allowlist (`env`) is the first line of defence; this is
-//! the second.
+//! and low entropy that is not in a shape the passes know (a positional
+//! argument or short option of a program not in the table, a value set
+//! under a name that does not say it is secret outside a secret store);
+//! a secret piped in from another line (`set -x` prints each side of a
+//! pipe on a line of its own); a command line written as a list
+//! (`docker inspect`'s `"Cmd": ["mysql", "-p…"]`, a manifest's `args:`);
+//! a netrc line with several entries (only the first password is read),
+//! and a pgpass line whose host is a socket directory; a quoted value
+//! that runs over a line break (only its first line is redacted); a
+//! command line read from `/proc/*/cmdline` (its NUL separators are
+//! dropped, so the words run together); and a literal that looks like a
+//! placeholder (`<token>`, `{{ … }}`, `true`). What is taken that was no
+//! secret: every value of a secret store, a harmless one included
+//! (`heroku config:set NODE_ENV=production`). The environment allowlist
+//! (`env`) is the first line of defence; this is the second.
 
 use std::borrow::Cow;
 use std::sync::LazyLock;
@@ -61,6 +89,7 @@ use std::sync::LazyLock;
 use regex::{Captures, Regex, RegexSet};
 
 mod cmdline;
+mod files;
 
 /// The shortest value the generic rule considers.
 pub const MIN_GENERIC_LEN: usize = 20;
@@ -71,10 +100,21 @@ pub const SECRET_NAME_ENTROPY: f64 = 3.0;
 /// redacted.
 pub const OTHER_NAME_ENTROPY: f64 = 4.2;
 
+#[derive(PartialEq)]
 enum Check {
     Always,
-    /// The generic rule: entropy over the `s` group, threshold by the `k` group.
+    /// Always, but after the command-line pass: a rule that reads a value
+    /// from its name alone would otherwise take a word that follows
+    /// `--password= ` for its value.
+    Late,
+    /// The generic rule, also late: entropy over the `s` group, threshold
+    /// by the `k` group.
     Entropy,
+    /// The `s` (or `q`) group unless it is no secret ([`files::kept`]).
+    Value,
+    /// The `s` (or `q`) group when the `k` group names a secret, of the
+    /// kind it names; an INI value (`s`) only up to [`files::ini_value`].
+    NamedKey,
 }
 
 struct Rule {
@@ -127,7 +167,7 @@ const RULES: &[Rule] = &[
     },
     Rule {
         kind: "authorization",
-        pattern: r#"(?i)\b(?:proxy-)?authorization["']?\s*[:=]\s*["']?(?:(?:bearer|basic|token|digest|bot)\s+)?(?P<s>[^\s"',;]{8,})"#,
+        pattern: r#"(?i)\b(?:proxy-)?authorization["']?\s*[:=]\s*["']?(?:(?:bearer|basic|token|digest|bot)\s+)?(?P<s>[^\s"',;\[][^\s"',;]{7,})"#,
         check: Check::Always,
     },
     Rule { kind: "bearer_token", pattern: r"(?i)\bbearer\s+(?P<s>[A-Za-z0-9\-._~+/]{16,}=*)", check: Check::Always },
@@ -139,10 +179,19 @@ const RULES: &[Rule] = &[
         pattern: r#"\b[A-Za-z][A-Za-z0-9+.\-]*://[^/\s:@'"<>]*:(?P<s>[^/\s'"<>]+)@"#,
         check: Check::Always,
     },
+    Rule { kind: "password", pattern: cmdline::STDIN_FED, check: Check::Value },
+    // Credential files and SQL (`files`): after the known formats, so
+    // `"token": "ghp_…"` keeps its kind.
+    Rule { kind: "password", pattern: files::NETRC, check: Check::Value },
+    Rule { kind: "password", pattern: files::PGPASS, check: Check::Value },
+    Rule { kind: "password", pattern: files::SQL, check: Check::Value },
+    Rule { kind: "secret", pattern: files::ASSIGNMENT_LINE, check: Check::NamedKey },
+    Rule { kind: "secret", pattern: files::JSON_MEMBER, check: Check::NamedKey },
+    Rule { kind: "secret", pattern: files::TABLE_ROW, check: Check::NamedKey },
     Rule {
         kind: "password",
-        pattern: r#"(?i)(?:passw(?:or)?d|passwd|passphrase|_pwd)["']?[ \t]*[:=][ \t]*["']?(?P<s>[^\s"',;()\[\]{}<>$][^\s"',;]{5,})"#,
-        check: Check::Always,
+        pattern: r#"(?i)(?:passw(?:or)?d|passwd|passphrase|_pwd)["']?[ \t]*[:=][ \t]*["']?(?P<s>[^\s"',;()\[\]{}<>$*][^\s"',;]{5,})"#,
+        check: Check::Late,
     },
     Rule {
         // A bare `PWD` is a password in connection strings
@@ -150,7 +199,7 @@ const RULES: &[Rule] = &[
         // kept.
         kind: "password",
         pattern: r#"(?i)\bpwd["']?[ \t]*[:=][ \t]*["']?(?P<s>[^\s"',;()\[\]{}<>$/~][^\s"',;]{5,})"#,
-        check: Check::Always,
+        check: Check::Late,
     },
     Rule {
         kind: "high_entropy",
@@ -203,8 +252,10 @@ pub fn redact_secrets(text: &str) -> Cow<'_, str> {
     // (`--token [REDACTED:github_token]`); then command lines, whose
     // values are redacted whole; then the generic rules, which would
     // otherwise take a word that follows `--password= ` for its value.
-    let (formats, generic): (Vec<usize>, Vec<usize>) =
-        hits.iter().filter(|&i| i < RULES.len()).partition(|&i| !GENERIC.contains(&RULES[i].kind));
+    let (formats, generic): (Vec<usize>, Vec<usize>) = hits
+        .iter()
+        .filter(|&i| i < RULES.len())
+        .partition(|&i| !matches!(RULES[i].check, Check::Late | Check::Entropy));
     let mut out = apply_rules(Cow::Borrowed(text), c, &formats);
     if hits.matched(RULES.len()) {
         out = match out {
@@ -215,9 +266,6 @@ pub fn redact_secrets(text: &str) -> Cow<'_, str> {
     // A marker never gives a generic rule a match the text did not have.
     apply_rules(out, c, &generic)
 }
-
-/// Rules that read a value from its name alone, run after [`cmdline`].
-const GENERIC: &[&str] = &["password", "high_entropy"];
 
 fn apply_rules<'a>(mut out: Cow<'a, str>, c: &Compiled, which: &[usize]) -> Cow<'a, str> {
     for &i in which {
@@ -236,19 +284,38 @@ fn apply_rules<'a>(mut out: Cow<'a, str>, c: &Compiled, which: &[usize]) -> Cow<
 
 fn replacement(rule: &Rule, caps: &Captures<'_>, secret_name: &Regex) -> String {
     let whole = caps.get(0).map_or("", |m| m.as_str());
-    let Some(secret) = caps.name("s") else {
+    let Some(secret) = caps.name("s").or_else(|| caps.name("q")) else {
         return format!("[REDACTED:{}]", rule.kind);
     };
-    if let Check::Entropy = rule.check {
-        let name = caps.name("k").map_or("", |m| m.as_str());
-        let threshold = if secret_name.is_match(name) { SECRET_NAME_ENTROPY } else { OTHER_NAME_ENTROPY };
-        if secret.as_str().len() < MIN_GENERIC_LEN || shannon_entropy(secret.as_str()) < threshold {
-            return whole.to_owned();
+    let name = caps.name("k").map_or("", |m| m.as_str());
+    let value = secret.as_str();
+    let mut kind = rule.kind;
+    // The secret's range inside `value`.
+    let (mut from, mut to) = (0, value.len());
+    match rule.check {
+        Check::Always | Check::Late => {}
+        Check::Entropy => {
+            let threshold = if secret_name.is_match(name) { SECRET_NAME_ENTROPY } else { OTHER_NAME_ENTROPY };
+            if value.len() < MIN_GENERIC_LEN || shannon_entropy(value) < threshold {
+                return whole.to_owned();
+            }
+        }
+        Check::Value | Check::NamedKey => {
+            if rule.check == Check::NamedKey {
+                let Some(named) = files::key_kind(name) else { return whole.to_owned() };
+                kind = named;
+                if caps.name("s").is_some() {
+                    to = files::ini_value(value);
+                }
+            }
+            (from, to) = files::inside_quotes(&value[..to]);
+            if from == to || files::kept(&value[..to]) {
+                return whole.to_owned();
+            }
         }
     }
     let start = secret.start() - caps.get(0).map_or(0, |m| m.start());
-    let end = start + secret.len();
-    format!("{}[REDACTED:{}]{}", &whole[..start], rule.kind, &whole[end..])
+    format!("{}[REDACTED:{kind}]{}", &whole[..start + from], &whole[start + to..])
 }
 
 /// Shannon entropy of the characters of `s`, in bits per character.

@@ -112,7 +112,7 @@ fn generic_high_entropy_assignments() {
     let random = "q8Zr2LxN5vT0bWc7YkPm3HsJ";
     assert!(shannon_entropy(random) > OTHER_NAME_ENTROPY);
     assert_eq!(redact_secrets(&format!("MY_SERVICE_KEY={random}")), "MY_SERVICE_KEY=[REDACTED:high_entropy]");
-    assert_eq!(redact_secrets(&format!(r#"{{"token": "{random}"}}"#)), r#"{"token": "[REDACTED:high_entropy]"}"#);
+    assert_eq!(redact_secrets(&format!(r#"{{"session": "{random}"}}"#)), r#"{"session": "[REDACTED:high_entropy]"}"#);
     assert_eq!(redact_secrets(&format!("value: {random}{random}")), "value: [REDACTED:high_entropy]");
 }
 
@@ -123,8 +123,52 @@ fn password_assignments_of_any_entropy() {
     assert_eq!(redact_secrets(r#"{"password":"abc12345"}"#), r#"{"password":"[REDACTED:password]"}"#);
     assert_eq!(redact_secrets("password=abc"), "password=[REDACTED:password]");
     assert_eq!(redact_secrets("Driver=x;UID=sa;PWD=hunter22;"), "Driver=x;UID=sa;PWD=[REDACTED:password];");
-    for kept in ["PASSWORD=$DB_PASS", "password: (none)", "Password: [hidden]", "PWD=/home/me/src", "OLDPWD=~/x"] {
+    for kept in [
+        "PASSWORD=$DB_PASS",
+        "password: (none)",
+        "Password: [hidden]",
+        "Password: ********",
+        "PWD=/home/me/src",
+        "OLDPWD=~/x",
+    ] {
         assert_eq!(redact_secrets(kept), kept);
+    }
+}
+
+#[test]
+fn credential_files_keep_their_shape() {
+    let cases = [
+        ("machine h login me password pw1", "machine h login me password [REDACTED:password]"),
+        ("machine h\n  login me\n  password pw2\n", "machine h\n  login me\n  password [REDACTED:password]\n"),
+        ("requirepass pw3", "requirepass [REDACTED:password]"),
+        ("db:5432:app:me:pw4", "db:5432:app:me:[REDACTED:password]"),
+        ("*:*:*:me:p\\:w5", "*:*:*:me:[REDACTED:password]"),
+        ("password = a b c", "password = [REDACTED:password]"),
+        ("secret_key = k6 x=1", "secret_key = [REDACTED:api_key] x=1"),
+        ("_auth = dTpw", "_auth = [REDACTED:password]"),
+        ("oauth_token: 't7 x'", "oauth_token: '[REDACTED:token]'"),
+        (r#"  "auth": "dTpw","#, r#"  "auth": "[REDACTED:password]","#),
+        (r#"{"identitytoken": "t8", "x": 1}"#, r#"{"identitytoken": "[REDACTED:token]", "x": 1}"#),
+        ("api_token      t9", "api_token      [REDACTED:token]"),
+        ("ALTER USER app WITH PASSWORD 'p w'", "ALTER USER app WITH PASSWORD '[REDACTED:password]'"),
+        ("CREATE USER 'a'@'%' IDENTIFIED BY 'pw'", "CREATE USER 'a'@'%' IDENTIFIED BY '[REDACTED:password]'"),
+        ("SET PASSWORD FOR 'a'@'%' = 'pw'", "SET PASSWORD FOR 'a'@'%' = '[REDACTED:password]'"),
+    ];
+    for (input, want) in cases {
+        assert_eq!(redact_secrets(input), want, "{input:?}");
+        assert_eq!(redact_secrets(want), want, "twice: {input:?}");
+    }
+    for kept in [
+        "root:x:0:0:root:/root:/bin/bash",
+        "src/main.rs:12:fn:main:ok",
+        "password = ${DB_PASSWORD}",
+        "token: null",
+        "//registry.npmjs.org/:_authToken = (protected)",
+        r#"{"token": ""}"#,
+        "password     changed      2 days ago",
+        "the machine login password prompt appears",
+    ] {
+        assert!(matches!(redact_secrets(kept), Cow::Borrowed(_)), "changed: {kept:?} -> {:?}", redact_secrets(kept));
     }
 }
 

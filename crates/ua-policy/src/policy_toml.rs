@@ -39,8 +39,10 @@
 //! `*` and `**` both match any text, `/` included (Cedar's `like`). Host
 //! patterns use `*` the same way and are compared in lower case.
 //!
-//! The `vision`, `audio` and `ui` sections of the design are accepted and
-//! ignored: unixagent has no such actions yet.
+//! The `vision`, `audio` and `ui` sections of the design are accepted, so
+//! a policy written for the design still loads, but unixagent has no such
+//! actions: [`unused_sections`] names each one present, with its line, and
+//! the session and `policy check` say so.
 
 use crate::error::PolicyError;
 use serde::{Deserialize, Serialize};
@@ -212,7 +214,6 @@ pub fn translate(path: &Path, text: &str, home: &str) -> Result<Translated, Poli
     let err = |message: String| PolicyError::Toml { path: path.to_path_buf(), message };
     let doc: PolicyToml = toml::from_str(text).map_err(|e| err(e.to_string().trim().replace('\n', " ")))?;
     let a = doc.approval;
-    let _ignored = (&a.vision, &a.audio, &a.ui);
     let default = a.default.unwrap_or_default();
     let fallback = |m: Option<Mode>| match m {
         Some(Mode::Ask) => Mode::Ask,
@@ -314,6 +315,53 @@ enum Match {
     Within(String),
     /// Resources meeting a condition.
     When(String),
+}
+
+/// One warning for each section of a policy.toml that unixagent accepts
+/// but does not act on (`[approval.vision]`, `[approval.audio]`,
+/// `[approval.ui]`), naming the file and line. Text that does not parse
+/// gives none: loading the policy reports that.
+pub fn unused_sections(path: &Path, text: &str) -> Vec<String> {
+    let Ok(doc) = toml::from_str::<PolicyToml>(text) else {
+        return Vec::new();
+    };
+    let present = [
+        ("vision", doc.approval.vision.is_some()),
+        ("audio", doc.approval.audio.is_some()),
+        ("ui", doc.approval.ui.is_some()),
+    ];
+    present
+        .into_iter()
+        .filter(|(_, here)| *here)
+        .map(|(name, _)| {
+            let line = position(text, &["approval", name]).map_or(String::new(), |(l, _)| format!(", line {l}"));
+            format!(
+                "{}{line}: [approval.{name}] has no effect: unixagent has no {name} actions, and only the shell, filesystem and network sections are enforced",
+                path.display()
+            )
+        })
+        .collect()
+}
+
+/// The 1-based line and column of the key at `path` (table names, then the
+/// key) in a TOML document: where a setting was written, for messages. The
+/// deepest part of the path that exists is given when the rest does not.
+pub fn position(text: &str, path: &[&str]) -> Option<(usize, usize)> {
+    let doc = toml::de::DeTable::parse(text).ok()?;
+    let mut table = doc.get_ref();
+    let mut found = None;
+    for part in path {
+        let Some((key, value)) = table.get_key_value(*part) else { break };
+        found = Some(key.span().start);
+        match value.get_ref() {
+            toml::de::DeValue::Table(t) => table = t,
+            _ => break,
+        }
+    }
+    let before = &text[..found?.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    Some((line, column))
 }
 
 /// A Cedar string literal.
@@ -473,5 +521,30 @@ deny_patterns = ['x" || true || "', 'a\b']"#);
         assert!(msg.starts_with("/c/policy.toml:"), "{msg}");
         assert!(msg.contains("line 2"), "{msg}");
         assert!(translate(Path::new("p"), "[approval.shell]\nallow = []\n", "/h").is_err());
+    }
+
+    #[test]
+    fn sections_without_actions_are_named_with_their_line() {
+        let text = "[approval]\ndefault = \"ask\"\n\n[approval.vision]\nscreenshot = \"allow\"\n\n[approval.ui]\nmode = \"ask\"\n";
+        let w = unused_sections(Path::new("/c/policy.toml"), text);
+        assert_eq!(w.len(), 2, "{w:?}");
+        assert!(w[0].starts_with("/c/policy.toml, line 4: [approval.vision] has no effect"), "{w:?}");
+        assert!(w[1].starts_with("/c/policy.toml, line 7: [approval.ui] has no effect"), "{w:?}");
+        assert!(unused_sections(Path::new("p"), "[approval.shell]\nmode = \"allow\"\n").is_empty());
+        // Dotted keys and inline tables are found too.
+        let w = unused_sections(Path::new("p"), "approval.audio.microphone = \"ask\"\n");
+        assert!(w[0].starts_with("p, line 1: [approval.audio]"), "{w:?}");
+    }
+
+    #[test]
+    fn positions_point_at_the_key() {
+        let text = "a = 1\n[t]\n  b = 2\n[t.u]\nc = 3\n";
+        assert_eq!(position(text, &["a"]), Some((1, 1)));
+        assert_eq!(position(text, &["t", "b"]), Some((3, 3)));
+        assert_eq!(position(text, &["t", "u", "c"]), Some((5, 1)));
+        // The deepest part that exists.
+        assert_eq!(position(text, &["t", "zz"]), Some((2, 2)));
+        assert_eq!(position(text, &["nope"]), None);
+        assert_eq!(position("not [ toml", &["a"]), None);
     }
 }

@@ -149,6 +149,23 @@ impl Interceptor {
         self.at_prompt && self.line == ShellLine::Empty && self.editor.is_none()
     }
 
+    /// Keys typed while a command runs, which all go to the shell as they
+    /// are: `Some(line_ended)` when `bytes` need no decoding at all (no
+    /// prompt, no editor or paste, no key half read), with whether they
+    /// end the line as [`Action::LineEnded`] would say; `None` when they
+    /// must go through [`Interceptor::on_input`]. This is the keystroke
+    /// path of everything but the prompt, so it allocates nothing.
+    pub fn pass_through(&self, bytes: &[u8]) -> Option<bool> {
+        let plain = self.mode == Mode::Markers
+            && !self.at_prompt
+            && self.line == ShellLine::Unknown
+            && self.editor.is_none()
+            && self.paste.is_none()
+            && !self.held_hash
+            && self.decoder.idle();
+        plain.then(|| bytes.iter().any(|b| matches!(b, b'\r' | b'\n' | 0x03)))
+    }
+
     pub fn on_input(&mut self, bytes: &[u8], geo: Geometry) -> Vec<Action> {
         let keys = self.decoder.decode(bytes);
         let mut out = Out::default();

@@ -183,3 +183,33 @@ fn shell_output_while_editing_redraws_the_instruction() {
     assert!(bytes.starts_with(b"\r\x1b[2C"), "{bytes:?}");
     assert!(bytes.windows(6).any(|w| w == b"\x1b[J#ab"), "{bytes:?}");
 }
+
+#[test]
+fn keys_during_a_command_pass_through_exactly_as_decoded_keys_would() {
+    let running = || {
+        let mut i = at_prompt(Mode::Markers);
+        i.left_prompt();
+        i
+    };
+    for bytes in [&b"x"[..], b"ls -la\r", b"\x03", b"\x1b[A\x1b[B", b"a\nb", b"#not an instruction", b"\x1b", b"\x7f\t"]
+    {
+        let fast = running().pass_through(bytes);
+        let slow = running().on_input(bytes, GEO);
+        assert_eq!(shell_bytes(&slow), bytes, "{bytes:?}");
+        let ended = slow.iter().any(|a| matches!(a, Action::LineEnded));
+        assert_eq!(fast, Some(ended), "{bytes:?}");
+    }
+    // At a prompt, in the editor, or in heuristic mode, keys are decoded.
+    assert_eq!(at_prompt(Mode::Markers).pass_through(b"x"), None);
+    let mut h = Interceptor::new(Mode::Heuristic);
+    h.left_prompt();
+    assert_eq!(h.pass_through(b"x"), None);
+    let mut i = at_prompt(Mode::Markers);
+    i.on_input(b"#abc", GEO);
+    assert!(i.editing());
+    assert_eq!(i.pass_through(b"d"), None);
+    // Half an escape sequence waits for the rest in the decoder.
+    let mut i = running();
+    i.on_input(b"\x1b[", GEO);
+    assert_eq!(i.pass_through(b"A"), None);
+}

@@ -48,6 +48,12 @@ impl KeyDecoder {
         Self::default()
     }
 
+    /// Whether a key is half read (the start of an escape sequence waits
+    /// for the rest).
+    pub fn idle(&self) -> bool {
+        self.pending.is_empty()
+    }
+
     /// Decodes `bytes`. A lone ESC at the very end of a read is the Esc key:
     /// terminals send a whole escape sequence in one write, so waiting for
     /// more would only delay the key.

@@ -3,9 +3,12 @@
 //! bash runs three ways in a terminal this program owns: straight on a bare
 //! PTY, under `script -q`, and under `unixagent --shell`. For each it
 //! measures what a person at that terminal would feel — bulk output
-//! throughput, keystroke echo latency at the readline prompt, time to the
-//! first prompt — and what the proxy costs while the prompt sits idle
-//! (resident memory and wake-ups). It prints one table and asserts nothing.
+//! throughput, keystroke echo latency at the readline prompt and through a
+//! program reading a raw terminal (`stty raw -echo` then one byte read and
+//! written back at a time, as `cat` does), time to the first prompt — and
+//! what the proxy costs while the prompt sits idle (resident memory and
+//! wake-ups). It prints one table with unixagent's ratio to `script -q` on
+//! every row, and asserts nothing.
 //!
 //! It builds nothing: `make bench` builds the release binary first, and this
 //! program takes it from `$UA_BENCH_BIN`, else `$CARGO_TARGET_DIR/release`,
@@ -64,6 +67,10 @@ struct Plan {
     file_bytes: u64,
     repeats: usize,
     keys: usize,
+    /// Echo through a raw-mode program: rounds, each of this many keys per
+    /// contender in turn.
+    raw_rounds: usize,
+    raw_keys: usize,
     starts: usize,
     idle: Duration,
 }
@@ -71,9 +78,25 @@ struct Plan {
 impl Plan {
     fn from_env() -> Self {
         if std::env::var_os("UA_BENCH_QUICK").is_some_and(|v| !v.is_empty() && v != "0") {
-            Self { file_bytes: 16 << 20, repeats: 2, keys: 200, starts: 3, idle: Duration::from_secs(1) }
+            Self {
+                file_bytes: 16 << 20,
+                repeats: 2,
+                keys: 200,
+                raw_rounds: 2,
+                raw_keys: 200,
+                starts: 3,
+                idle: Duration::from_secs(1),
+            }
         } else {
-            Self { file_bytes: 256 << 20, repeats: 5, keys: 2000, starts: 20, idle: Duration::from_secs(5) }
+            Self {
+                file_bytes: 256 << 20,
+                repeats: 5,
+                keys: 2000,
+                raw_rounds: 20,
+                raw_keys: 2000,
+                starts: 20,
+                idle: Duration::from_secs(5),
+            }
         }
     }
 }
@@ -103,6 +126,8 @@ impl Contender {
 struct Figures {
     startups: Vec<Duration>,
     echoes: Vec<Duration>,
+    /// Echo through a program reading the terminal in raw mode.
+    raw_echoes: Vec<Duration>,
     /// Times the proxy ran during the echo phase, per key typed.
     wakeups_per_key: f64,
     mb_per_s: Vec<f64>,
@@ -133,6 +158,7 @@ fn run() -> anyhow::Result<()> {
     }
     measure_idle(&plan, &sessions, &mut figs)?;
     measure_echo(&plan, &mut sessions, &mut figs)?;
+    measure_raw_echo(&plan, &mut sessions, &mut figs)?;
     measure_throughput(&plan, &mut sessions, &file, &mut figs)?;
     for (s, f) in sessions.iter().zip(&mut figs) {
         f.peak_rss_kib = Sample::take(s.pid())?.peak_rss_kib;
@@ -222,6 +248,34 @@ fn measure_echo(plan: &Plan, sessions: &mut [Session], figs: &mut [Figures]) -> 
     for ((s, b), f) in sessions.iter().zip(&before).zip(figs) {
         let switches = Sample::take(s.pid())?.switches.saturating_sub(b.switches);
         f.wakeups_per_key = switches as f64 / plan.keys.max(1) as f64;
+    }
+    Ok(())
+}
+
+/// Echo latency of single keystrokes through a program that reads the
+/// terminal in raw mode and writes each byte back, as `stty raw -echo;
+/// cat` does (`dd bs=1`, which ends by itself after a count). The
+/// contenders take turns in rounds of `raw_keys` keys, so load from
+/// elsewhere on the machine falls on all of them alike.
+fn measure_raw_echo(plan: &Plan, sessions: &mut [Session], figs: &mut [Figures]) -> anyhow::Result<()> {
+    let total = plan.raw_rounds * plan.raw_keys;
+    for s in sessions.iter_mut() {
+        s.send(format!("stty raw -echo; echo UA_\"\"RAW; dd bs=1 count={total} status=none; stty sane\r").as_bytes())?;
+        s.wait_for(b"UA_RAW", STEP_TIMEOUT)?;
+    }
+    for round in 0..plan.raw_rounds {
+        progress(&format!("raw echo {}/{}", round + 1, plan.raw_rounds));
+        for (s, f) in sessions.iter_mut().zip(figs.iter_mut()) {
+            for _ in 0..plan.raw_keys {
+                let t = Instant::now();
+                s.send(b"x")?;
+                s.wait_for(b"x", STEP_TIMEOUT)?;
+                f.raw_echoes.push(t.elapsed());
+            }
+        }
+    }
+    for s in sessions.iter_mut() {
+        s.wait_for(PROMPT, STEP_TIMEOUT)?;
     }
     Ok(())
 }
@@ -639,6 +693,16 @@ fn report(plan: &Plan, figs: &[Figures], load_before: &str, load_after: &str) ->
         (format!("proxy CPU per {mib} MiB (s)"), col(&|f| f.cpu.as_secs_f64() / f.mb_per_s.len().max(1) as f64), 2),
         (format!("echo latency p50 (µs, {} keys)", plan.keys), col(&|f| percentile_us(&f.echoes, 50)), 0),
         (format!("echo latency p99 (µs, {} keys)", plan.keys), col(&|f| percentile_us(&f.echoes, 99)), 0),
+        (
+            format!("raw echo p50 (µs, {}×{} keys)", plan.raw_rounds, plan.raw_keys),
+            col(&|f| percentile_us(&f.raw_echoes, 50)),
+            0,
+        ),
+        (
+            format!("raw echo p99 (µs, {}×{} keys)", plan.raw_rounds, plan.raw_keys),
+            col(&|f| percentile_us(&f.raw_echoes, 99)),
+            0,
+        ),
         ("proxy wake-ups per keystroke".into(), col(&|f| f.wakeups_per_key), 1),
         (
             format!("startup to prompt (ms, median of {})", plan.starts),

@@ -20,7 +20,6 @@ pub struct Config {
     pub agent: AgentConfig,
     pub context: ContextConfig,
     pub backend: Option<toml::Table>,
-    pub policy: Option<toml::Table>,
     pub judge: crate::agent::gate::JudgeSettings,
     pub journal: JournalConfig,
     pub sandbox: SandboxConfig,
@@ -198,11 +197,56 @@ pub fn parse(path: &Path, text: &str) -> Result<(Config, Vec<String>), ConfigErr
     let de = toml::Deserializer::parse(text).map_err(|e| syntax(path, text, &e))?;
     let config: Config =
         serde_ignored::deserialize(de, |p| unknown.push(p.to_string())).map_err(|e| syntax(path, text, &e))?;
-    let warnings = unknown
-        .into_iter()
-        .map(|k| format!("unknown key `{k}` in {} (ignored; check its spelling)", path.display()))
-        .collect();
+    let mut warnings: Vec<String> = unknown.into_iter().map(|k| unknown_key(path, text, &k)).collect();
+    warnings.extend(backend_problem(path, text, config.backend.as_ref()));
     Ok((config, warnings))
+}
+
+/// The warning for a key unixagent does not read, with where it is.
+fn unknown_key(path: &Path, text: &str, key: &str) -> String {
+    let parts: Vec<&str> = key.split('.').collect();
+    let at = ua_policy::policy_toml::position(text, &parts)
+        .map_or_else(|| path.display().to_string(), |(line, _)| format!("{}, line {line}", path.display()));
+    if parts.first() == Some(&"policy") {
+        return format!(
+            "{at}: `[policy]` is not read from config.toml; the policy lives in policy.toml and policy.cedar beside it (`unixagent policy check` shows what is in force)"
+        );
+    }
+    format!("{at}: unknown key `{key}` (ignored; check its spelling)")
+}
+
+/// `[backend]` is kept as a table and read when the model is first needed;
+/// a mistake in it is found now, with its line, rather than at the first
+/// instruction.
+fn backend_problem(path: &Path, text: &str, table: Option<&toml::Table>) -> Option<String> {
+    let table = table?;
+    let e = toml::Value::Table(table.clone()).try_into::<ua_backend::config::BackendSection>().err()?;
+    let (line, column) = backend_position(text, table, e.message()).unwrap_or((1, 1));
+    Some(format!(
+        "config file {}, line {line}, column {column}: the [backend] section is invalid ({}); instructions cannot reach a model until it is fixed",
+        path.display(),
+        e.message().trim()
+    ))
+}
+
+/// Where in `[backend]` the setting a message names (its first word in
+/// backticks) was written. The section's backends are flattened into it,
+/// which leaves serde's errors without a position.
+fn backend_position(text: &str, table: &toml::Table, message: &str) -> Option<(usize, usize)> {
+    let named = message.split('`').nth(1);
+    let here = |parts: &[&str]| ua_policy::policy_toml::position(text, parts);
+    if let Some(key) = named {
+        // The backend whose table holds the key, else the section itself.
+        for (name, value) in table {
+            if value.as_table().is_some_and(|t| t.contains_key(key)) {
+                return here(&["backend", name, key]);
+            }
+        }
+        if table.contains_key(key) {
+            return here(&["backend", key]);
+        }
+    }
+    here(&["backend"])
 }
 
 fn syntax(path: &Path, text: &str, e: &toml::de::Error) -> ConfigError {
@@ -277,7 +321,33 @@ mod tests {
         let (c, w) = p("[shell]\nintegratoin = false\n[colours]\nx = 1\n").unwrap();
         assert!(c.shell.integration);
         assert_eq!(w.len(), 2, "{w:?}");
-        assert!(w.iter().any(|w| w.contains("`shell.integratoin`")), "{w:?}");
-        assert!(w.iter().any(|w| w.contains("`colours`")), "{w:?}");
+        assert!(w.iter().any(|w| w.contains("line 2: unknown key `shell.integratoin`")), "{w:?}");
+        assert!(w.iter().any(|w| w.contains("line 3: unknown key `colours`")), "{w:?}");
+    }
+
+    #[test]
+    fn a_policy_section_says_where_the_policy_lives() {
+        let (_, w) = p("[shell]\n[policy]\ndefault = \"allow\"\n").unwrap();
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(w[0].starts_with("/x/config.toml, line 2: `[policy]` is not read from config.toml"), "{w:?}");
+    }
+
+    #[test]
+    fn an_invalid_backend_is_reported_at_load_with_its_line() {
+        let text = "[backend]\ndefault = \"local\"\nmax_tokens_per_session = 1000\n\n[backend.local]\nkind = \"openai\"\nmodle = \"x\"\n";
+        let (c, w) = p(text).unwrap();
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(
+            w[0].starts_with("config file /x/config.toml, line 7, column 1: the [backend] section is invalid"),
+            "{w:?}"
+        );
+        assert!(w[0].contains("modle"), "{w:?}");
+        // The rest of the file still counts, and so does the session's
+        // budget, which a mistake elsewhere in the section used to drop.
+        let setup = crate::agent::backend::Setup { section: c.backend, ..Default::default() };
+        assert!(setup.section().is_err());
+        assert_eq!(setup.session_limit(), Some(1000));
+        let (_, w) = p("[backend]\ndefault = \"local\"\n[backend.local]\nkind = \"openai\"\n").unwrap();
+        assert!(w.is_empty(), "{w:?}");
     }
 }

@@ -10,7 +10,7 @@ use tokio::sync::oneshot;
 
 /// The editor command, split like a shell would split a simple word list
 /// (`EDITOR="code --wait"` works).
-fn editor() -> Vec<String> {
+pub fn command() -> Vec<String> {
     let chosen = ["VISUAL", "EDITOR"]
         .iter()
         .filter_map(|v| std::env::var(v).ok())
@@ -22,16 +22,16 @@ fn editor() -> Vec<String> {
 /// Starts the editor on `command`; the receiver gets the edited text. The
 /// caller stops reading the keyboard until then, and re-enables raw mode
 /// when it arrives.
-pub fn spawn(command: &str) -> Result<oneshot::Receiver<Result<String, String>>, String> {
+pub fn spawn(text: &str) -> Result<oneshot::Receiver<Result<String, String>>, String> {
     let mut file = tempfile::Builder::new()
         .prefix("unixagent-command-")
         .suffix(".sh")
         .tempfile()
         .map_err(|e| format!("could not create a file to edit the command in: {e}"))?;
-    writeln!(file, "{command}").map_err(|e| format!("could not write the command to edit: {e}"))?;
-    let argv = editor();
+    writeln!(file, "{text}").map_err(|e| format!("could not write the command to edit: {e}"))?;
+    let argv = command();
     let (tx, rx) = oneshot::channel();
-    let _ = crossterm::terminal::disable_raw_mode();
+    crate::terminal::raw_off();
     let spawned = std::thread::Builder::new().name("editor".into()).spawn(move || {
         let Some((program, args)) = argv.split_first() else {
             let _ = tx.send(Err("no editor is set: set EDITOR".to_string()));
@@ -48,7 +48,7 @@ pub fn spawn(command: &str) -> Result<oneshot::Receiver<Result<String, String>>,
         let _ = tx.send(result);
     });
     if let Err(e) = spawned {
-        let _ = crossterm::terminal::enable_raw_mode();
+        let _ = crate::terminal::raw_on();
         return Err(format!("could not start the editor: {e}"));
     }
     Ok(rx)

@@ -3,16 +3,15 @@
 //! The terminal is watched with epoll like the PTY, but it stays in
 //! blocking mode: making it non-blocking would change the file description
 //! the shell that started unixagent shares, and leak `O_NONBLOCK` into it
-//! after we exit. A blocking descriptor is safe to read only when bytes are
-//! waiting, so each wake-up asks the terminal how many there are
-//! (`FIONREAD`) and reads no more than that; a read never waits. Compared
-//! with a reader thread this saves one wake-up (and one chance to wait for
-//! the scheduler) per keystroke.
+//! after we exit. Raw mode sets `VMIN` to 0 instead (see
+//! [`crate::terminal::RawMode`]), so a read returns at once with what is
+//! waiting and never blocks. Compared with a reader thread this saves one
+//! wake-up (and one chance to wait for the scheduler) per keystroke.
 //!
 //! While the user's `$EDITOR` owns the terminal the loop simply does not
 //! read it.
 
-use std::os::fd::{AsFd, AsRawFd, OwnedFd};
+use std::os::fd::{AsFd, OwnedFd};
 
 use nix::errno::Errno;
 use tokio::io::Interest;
@@ -49,45 +48,40 @@ impl Keyboard {
 
     /// Waits for keystrokes and reads what is there.
     pub async fn read(&mut self) -> Keys<'_> {
-        let mut guard = match self.fd.readable().await {
+        // `poll_read_ready` wakes through the task's one waker slot; the
+        // `readable` future would join and leave a list of waiters on every
+        // pass of the loop.
+        let mut guard = match std::future::poll_fn(|cx| self.fd.poll_read_ready(cx)).await {
             Ok(g) => g,
             Err(_) => return Keys::Gone,
         };
-        let raw = guard.get_inner().as_raw_fd();
-        let waiting = match waiting(raw) {
-            Ok(n) => n,
-            Err(_) => return Keys::Gone,
-        };
-        if waiting == 0 {
-            if guard.ready().is_read_closed() {
-                return Keys::Gone;
-            }
-            guard.clear_ready();
-            return Keys::Nothing;
-        }
-        let want = waiting.min(self.buf.len());
-        if want == waiting {
-            // All of it is read now; the next byte is a new edge.
-            guard.clear_ready();
-        }
         loop {
-            match nix::unistd::read(guard.get_inner(), &mut self.buf[..want]) {
-                Ok(0) => return Keys::Gone,
-                Ok(n) => return Keys::Bytes(&self.buf[..n]),
+            match nix::unistd::read(guard.get_inner(), &mut self.buf) {
+                // With VMIN 0 nothing waiting reads as 0 bytes: another
+                // reader took them, or the terminal hung up.
+                Ok(0) => {
+                    if guard.ready().is_read_closed() {
+                        return Keys::Gone;
+                    }
+                    guard.clear_ready();
+                    return Keys::Nothing;
+                }
+                Ok(n) => {
+                    // Less than asked for: the queue is empty now, and the
+                    // next byte is a new edge. (A clear is dropped when an
+                    // event came in since the wake-up, so none is lost.)
+                    if n < self.buf.len() {
+                        guard.clear_ready();
+                    }
+                    return Keys::Bytes(&self.buf[..n]);
+                }
                 Err(Errno::EINTR) => {}
+                Err(Errno::EAGAIN) => {
+                    guard.clear_ready();
+                    return Keys::Nothing;
+                }
                 Err(_) => return Keys::Gone,
             }
         }
     }
-}
-
-/// Bytes waiting in the terminal's input queue.
-fn waiting(fd: std::os::fd::RawFd) -> std::io::Result<usize> {
-    let mut n: libc::c_int = 0;
-    // SAFETY: FIONREAD writes one int through the pointer, which is valid.
-    let rc = unsafe { libc::ioctl(fd, libc::FIONREAD, &mut n) };
-    if rc < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    Ok(usize::try_from(n).unwrap_or(0))
 }

@@ -6,6 +6,7 @@
 //! the shell's status, or 1 for unixagent's own failures.
 
 mod agent;
+mod board;
 mod cli;
 mod completions;
 mod config;
@@ -19,6 +20,7 @@ mod sandbox;
 mod session;
 mod sessions;
 mod shell;
+mod signals;
 mod terminal;
 mod trace;
 
@@ -116,6 +118,9 @@ fn run(cli: cli::Cli, login_by_name: bool) -> anyhow::Result<i32> {
             cli::PolicyAction::Check => policy_cmd::check(),
         });
     }
+    if let Some(cli::Sub::Board { action, json, session }) = &cli.sub {
+        return Ok(board::run(action.as_ref(), *json, session.as_deref()));
+    }
     // A broken config must never lock anyone out of their shell (unixagent
     // may be the login shell): report it and carry on with defaults.
     let cfg = match config::load(cli.config.as_deref()) {
@@ -200,6 +205,9 @@ fn run(cli: cli::Cli, login_by_name: bool) -> anyhow::Result<i32> {
     };
     let session = |integration: bool, shell_debug: bool, oneshot, batch| {
         sessions::prune_retained(cfg.journal.retain_days);
+        for w in agent::gate::policy_warnings(&agent.policy_layers) {
+            eprintln!("unixagent: {w}");
+        }
         session_options(integration, shell_debug, oneshot, batch)
     };
     let approval_timeout = Duration::from_secs(cfg.batch.approval_timeout_secs.max(1));

@@ -55,6 +55,10 @@ pub fn check() -> i32 {
     match check_report() {
         Ok(report) => {
             print!("{}", report.render());
+            let layers = crate::agent::gate::layers(None).unwrap_or_default();
+            for w in crate::agent::gate::policy_warnings(&layers) {
+                println!("warning: {w}");
+            }
             0
         }
         Err(e) => {

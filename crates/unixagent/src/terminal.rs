@@ -5,24 +5,60 @@ use std::os::fd::{AsFd, BorrowedFd};
 
 /// Raw mode on the outer terminal for as long as this value lives. A panic
 /// hook restores the terminal too, so even a crash leaves a usable shell.
+///
+/// This is `cfmakeraw` with one difference: `VMIN` is 0, so a read of the
+/// terminal returns at once with what is waiting (possibly nothing) instead
+/// of waiting for a byte. The keyboard is read only when epoll says bytes
+/// wait, and with `VMIN` 0 a read needs no `FIONREAD` before it to be sure
+/// it cannot block: one system call less per keystroke. The descriptor
+/// itself stays blocking, as the shell that started unixagent shares it.
 #[derive(Debug)]
 pub struct RawMode(());
+
+/// The terminal's settings before raw mode, to put back.
+static ORIGINAL: std::sync::Mutex<Option<nix::sys::termios::Termios>> = std::sync::Mutex::new(None);
 
 impl RawMode {
     pub fn enable() -> std::io::Result<Self> {
         let previous = std::panic::take_hook();
         std::panic::set_hook(Box::new(move |info| {
-            let _ = crossterm::terminal::disable_raw_mode();
+            raw_off();
             previous(info);
         }));
-        crossterm::terminal::enable_raw_mode()?;
+        raw_on()?;
         Ok(Self(()))
     }
 }
 
 impl Drop for RawMode {
     fn drop(&mut self) {
-        let _ = crossterm::terminal::disable_raw_mode();
+        raw_off();
+    }
+}
+
+/// Puts the terminal on standard input in raw mode (see [`RawMode`]),
+/// keeping its earlier settings the first time.
+pub fn raw_on() -> std::io::Result<()> {
+    use nix::sys::termios::{SetArg, SpecialCharacterIndices, cfmakeraw, tcgetattr, tcsetattr};
+    let stdin = std::io::stdin();
+    let current = tcgetattr(stdin.as_fd())?;
+    let mut raw = current.clone();
+    cfmakeraw(&mut raw);
+    raw.control_chars[SpecialCharacterIndices::VMIN as usize] = 0;
+    raw.control_chars[SpecialCharacterIndices::VTIME as usize] = 0;
+    if let Ok(mut original) = ORIGINAL.lock() {
+        original.get_or_insert(current);
+    }
+    tcsetattr(stdin.as_fd(), SetArg::TCSANOW, &raw)?;
+    Ok(())
+}
+
+/// Puts back the settings [`raw_on`] found (a terminal never put in raw
+/// mode is left alone).
+pub fn raw_off() {
+    let saved = ORIGINAL.lock().ok().and_then(|o| o.clone());
+    if let Some(original) = saved {
+        let _ = nix::sys::termios::tcsetattr(std::io::stdin().as_fd(), nix::sys::termios::SetArg::TCSANOW, &original);
     }
 }
 

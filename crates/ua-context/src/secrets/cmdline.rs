@@ -4,7 +4,12 @@
 //! so they are found by where they stand on a command line.
 //!
 //! A regular expression finds the anchors: a program known to take a
-//! password in an option of its own ([`programs`]), or an option or
+//! secret in an option or a positional word of its own ([`programs`]:
+//! `docker login -p`, `cargo login TOKEN`, `curl -H 'X-Api-Key: …'`), the
+//! verb phrase of a command that stores a value under a name
+//! ([`setters`]: `aws configure set KEY VALUE`, `git config KEY VALUE`,
+//! fish's `set -gx NAME VALUE`, and secret stores such as `gh secret set`
+//! and `vault kv put`, whose every value is secret), or an option or
 //! assignment whose name says it holds a secret (`--password`,
 //! `--client-secret`, `GITHUB_TOKEN=`, `-Ddb.password=`; see [`classify`]).
 //! From an anchor a light shell tokenizer ([`words`]) reads the words that
@@ -14,8 +19,9 @@
 //! `--password '[REDACTED:password]'`, `curl -u me:[REDACTED:password]`).
 //!
 //! Reading starts at the anchor, not at the start of the line, so the
-//! text before it (a prompt, an apostrophe in prose, `echo '…`) cannot
-//! throw it off. Values that are not secrets stay ([`kept`]): `$VAR`,
+//! text before it (a prompt, a history number, a `set -x` trace's `+ `,
+//! `ps` columns, a CI log's prefix, an assignment, an apostrophe in
+//! prose, `echo '…`) cannot throw it off. Values that are not secrets stay ([`kept`]): `$VAR`,
 //! `"$(cmd)"`, another option, `-` (stdin), placeholders (`<token>`,
 //! `{{ .Values.pw }}`, `--token TOKEN` and `-u user:password` in help
 //! texts and examples), `true`/`false`-like words, and the word after an
@@ -26,17 +32,20 @@
 //! [`words::MAX_QUOTED`] bytes ahead, and each anchor is read once.
 
 use std::borrow::Cow;
+use std::collections::HashMap;
+use std::sync::LazyLock;
 
 use regex::Regex;
 
 mod programs;
+mod setters;
 mod words;
 
 use programs::PROGRAMS;
 use words::{closing_quote, inner, word, words};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kind {
+pub(super) enum Kind {
     Password,
     Token,
     Secret,
@@ -44,6 +53,16 @@ enum Kind {
 }
 
 impl Kind {
+    /// The kind as a marker names it.
+    pub(super) fn name(self) -> &'static str {
+        match self {
+            Kind::Password => "password",
+            Kind::Token => "token",
+            Kind::Secret => "secret",
+            Kind::ApiKey => "api_key",
+        }
+    }
+
     fn marker(self) -> &'static str {
         match self {
             Kind::Password => "[REDACTED:password]",
@@ -54,20 +73,34 @@ impl Kind {
     }
 }
 
-/// The anchors: a known program followed by a blank, or a name that
-/// mentions a secret followed by `=` or (for options) a blank, each after
-/// the start of a line or a delimiter that can precede a word, an
+/// The anchors: a known program (`docker`, `/usr/bin/mysql`,
+/// `docker.exe`) or a setter's verb phrase ([`setters::PHRASES`]: `config
+/// set`, `secrets set`, `kv put`) followed by a blank, or a name that
+/// mentions a secret followed by `=` or (for options) a blank. Each comes
+/// after the start of a line or a delimiter that can precede a word, an
 /// assignment or a value in a list (`"PASSWORD=`, `,password=`,
-/// `?token=`, `:_authToken=`). The delimiter is part of the match, so a
-/// search resumed at `pos` needs it at `pos` itself; every resume point
-/// below is one.
+/// `?token=`, `:_authToken=`), a path (`/usr/bin/`, `C:\tools\`) or a
+/// prompt (`$ `, `C:\src>`, `##[command]`), so a command line is read
+/// wherever it stands in a line: after a prompt, a history number, a
+/// `set -x` trace's `+ `, `ps` columns or an assignment. The delimiter is
+/// part of the match, so a search resumed at `pos` needs it at `pos`
+/// itself; every resume point below is one.
 pub(super) fn pattern() -> String {
     let programs: Vec<String> = PROGRAMS.iter().map(|(name, _)| regex::escape(name)).collect();
     format!(
-        r#"(?m)(?:^|[\s;&|(`'"=,{{:/?\[])(?:(?:{})[ \t]|[A-Za-z0-9_.\-]*(?i:pass|pwd|token|secret|key|auth|bearer)[A-Za-z0-9_.\-]*(?:=|[ \t]+))"#,
-        programs.join("|")
+        r#"(?m)(?:^|[\s;&|(`'"=,{{:/?\[\]>\\])(?:(?:{})(?:\.exe)?[ \t]|(?:{})[ \t]|[A-Za-z0-9_.\-]*(?i:pass|pwd|token|secret|key|auth|bearer)[A-Za-z0-9_.\-]*(?:=|[ \t]+))"#,
+        programs.join("|"),
+        setters::pattern(),
     )
 }
+
+/// A secret fed on standard input, on the same line, to a command that
+/// reads one there: `echo pw | docker login --password-stdin`, `printf
+/// '%s' tok | gh auth login --with-token`, `echo 'u:pw' | chpasswd`,
+/// `passwd --stdin u <<< pw`. `printf`'s format, when it has one, is not
+/// the secret. A rule of the table in `secrets.rs`, not an anchor: what
+/// marks the secret comes after it.
+pub(super) const STDIN_FED: &str = r#"(?:\b(?:echo(?:[ \t]+-[neE]+)*|printf(?:[ \t]+(?:'[^'\n]*'|"[^"\n]*"|[^\s|'"]*%[^\s|]*))?)[ \t]+(?P<s>'[^'\n]*'|"[^"\n]*"|[^\s|;&'"]+)[ \t]*\|[^|;&\n]*?(?:--password-stdin|--with-token|--token-stdin|\bchpasswd\b|\bpasswd\b[^|;&\n]*--stdin)|(?:--password-stdin|--with-token|--token-stdin|\bchpasswd\b|\bpasswd\b[^|;&\n]*--stdin)[^|;&\n]*?<<<[ \t]*(?P<q>'[^'\n]*'|"[^"\n]*"|[^\s|;&'"]+))"#;
 
 /// `text` with the secrets of its command lines replaced. Borrows when
 /// there were none.
@@ -90,22 +123,37 @@ pub(super) fn redact<'a>(text: &'a str, anchors: &Regex) -> Cow<'a, str> {
         live.extend(scan.hits[seen..].iter().map(|&(s, e, _)| (s, e)));
         seen = scan.hits.len();
         live.retain(|&(_, e)| e > start);
-        let next = if live.iter().any(|&(s, _)| s <= start) {
+        let name = body.trim_end_matches([' ', '\t']);
+        let end = start + name.len();
+        let eq = body.ends_with('=');
+        let command = if eq { None } else { command(name) };
+        // A command after an assignment whose value is its first word
+        // (`API_TOKEN=docker login -p …`): that value is redacted, and
+        // the command it starts is read all the same.
+        let starts_value = matches!(command, Some(Command::Program(_))) && live.iter().any(|&(s, _)| s == start);
+        let next = if !starts_value && live.iter().any(|&(s, _)| s <= start) {
             // Inside a value already redacted: a second scrub will not see
             // this anchor, so neither does the first.
             start + 1
-        } else if let Some(name) = body.strip_suffix('=') {
-            scan.key(start, start + name.len(), true, m.end());
-            start + name.len()
-        } else {
-            let name = body.trim_end_matches([' ', '\t']);
-            let end = start + name.len();
-            if PROGRAMS.iter().any(|(p, _)| *p == name) {
-                let words = words(scan.t, end);
-                scan.program(name, &words);
-            } else {
-                scan.key(start, end, false, m.end());
+        } else if eq {
+            scan.key(start, end - 1, true, m.end());
+            end - 1
+        } else if let Some(Command::Program(specs)) = command {
+            let words = words(scan.t, end);
+            // What the program would have said takes no value (`mysql
+            // --password dbname`) must not hold once it is redacted away.
+            let valueless = scan.valueless.len();
+            scan.program(specs, &words);
+            if starts_value {
+                scan.valueless.truncate(valueless);
             }
+            end
+        } else if let Some(Command::Setter(mode)) = command {
+            let words = words(scan.t, end);
+            scan.setter(mode, &words);
+            end
+        } else {
+            scan.key(start, end, false, m.end());
             end
         };
         // Always move forward, whatever a handler returned.
@@ -115,6 +163,35 @@ pub(super) fn redact<'a>(text: &'a str, anchors: &Regex) -> Cow<'a, str> {
         }
     }
     scan.apply()
+}
+
+/// What an anchor that is not a name starts.
+#[derive(Clone, Copy)]
+enum Command {
+    Program(&'static [programs::Spec]),
+    Setter(setters::Mode),
+}
+
+/// Programs (with and without `.exe`) and setter phrases (words joined
+/// by one space), for one lookup per anchor: most anchors are names
+/// (`token `), and a scan of both tables for each cost a fifth of the
+/// pass.
+static COMMANDS: LazyLock<HashMap<String, Command>> = LazyLock::new(|| {
+    let programs = PROGRAMS.iter().flat_map(|&(name, specs)| {
+        [(name.to_owned(), Command::Program(specs)), (format!("{name}.exe"), Command::Program(specs))]
+    });
+    let phrases = setters::PHRASES.iter().map(|&(words, mode)| (words.join(" "), Command::Setter(mode)));
+    programs.chain(phrases).collect()
+});
+
+/// The program or setter phrase `name` is, if any. Only a phrase has a
+/// blank inside.
+fn command(name: &str) -> Option<Command> {
+    if name.contains([' ', '\t']) {
+        COMMANDS.get(&name.split_ascii_whitespace().collect::<Vec<_>>().join(" ")).copied()
+    } else {
+        COMMANDS.get(name).copied()
+    }
 }
 
 /// The bytes a name is made of in [`pattern`].
@@ -134,7 +211,7 @@ struct Scan<'a> {
 
 /// What an option or variable name says about its value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Name {
+pub(super) enum Name {
     Secret(Kind),
     /// `--auth user:password`: only the part after the colon.
     UserPass,
@@ -156,21 +233,39 @@ const SWITCH_PREFIXES: &[&str] = &[
 const KEY_QUALIFIERS: &[&str] = &["api", "access", "secret", "auth", "account", "master"];
 
 /// Names whose last word ends in one of these hold a secret, even run
-/// together (`PGPASSWORD`, `_authToken`, `newpassword`).
+/// together (`PGPASSWORD`, `_authToken`, `newpassword`, git's
+/// `hub.oauthtoken`, composer's `github-oauth`, nmcli's `wifi-sec.psk`).
 const SUFFIXES: &[(&str, Kind)] = &[
     ("password", Kind::Password),
     ("passwd", Kind::Password),
     ("passphrase", Kind::Password),
+    ("psk", Kind::Password),
     ("token", Kind::Token),
+    ("oauth", Kind::Token),
     ("secret", Kind::Secret),
     ("apikey", Kind::ApiKey),
 ];
 
-/// Names of Java keytool's and sshpass's that end in `pass`.
-const PASS_NAMES: &[&str] =
-    &["sshpass", "storepass", "keypass", "srcstorepass", "deststorepass", "srckeypass", "destkeypass"];
+/// Names of Java keytool's, sshpass's, git send-email's and redis's that
+/// end in `pass` or `auth`.
+const PASS_NAMES: &[&str] = &[
+    "sshpass",
+    "storepass",
+    "keypass",
+    "srcstorepass",
+    "deststorepass",
+    "srckeypass",
+    "destkeypass",
+    "smtppass",
+    "requirepass",
+    "masterauth",
+];
 
-fn classify(name: &str) -> Option<Name> {
+/// Last words that hold a secret after a first word `secret`
+/// (`--secret-string`, `SECRET_VALUE=`).
+const SECRET_HOLDERS: &[&str] = &["string", "binary", "value", "data", "text"];
+
+pub(super) fn classify(name: &str) -> Option<Name> {
     let dashes = name.len() - name.trim_start_matches('-').len();
     let lower = name[dashes..].to_ascii_lowercase();
     let words: Vec<&str> = lower.split(['-', '_', '.']).filter(|w| !w.is_empty()).collect();
@@ -187,13 +282,32 @@ fn classify(name: &str) -> Option<Name> {
     match last {
         "bearer" => Some(Name::Secret(Kind::Token)),
         "pass" | "pwd" if !before.is_empty() => Some(Name::Secret(Kind::Password)),
+        // npm's `_auth=…` is base64 of `user:password`.
+        "auth" if before.is_empty() && lower.starts_with('_') => Some(Name::Secret(Kind::Password)),
         "auth" if before.is_empty() => Some(Name::UserPass),
         // `REDISCLI_AUTH=…`, but not curl's `--mail-auth ADDRESS`.
         "auth" if dashes == 0 => Some(Name::Secret(Kind::Password)),
+        _ if before.first() == Some(&"secret") && SECRET_HOLDERS.contains(&last) => Some(Name::Secret(Kind::Secret)),
         "key" if before.last().is_some_and(|w| KEY_QUALIFIERS.contains(w)) => Some(Name::Secret(Kind::ApiKey)),
         _ if PASS_NAMES.contains(&last) && before.is_empty() => Some(Name::Secret(Kind::Password)),
         _ => None,
     }
+}
+
+/// The kind of secret a configuration key names: any of its segments
+/// (`profile.ci.aws_secret_access_key`, `//registry/:_authToken`,
+/// `pypi-token.pypi`, `http-basic.repo`) named like a secret.
+pub(super) fn config_key(key: &str) -> Option<Kind> {
+    if key.is_empty() || key.starts_with(['$', '<', '{']) || kept(key.as_bytes(), 0, key) {
+        return None;
+    }
+    key.split(['.', ':', '/', '[', ']', '"', '\'']).filter(|s| !s.is_empty()).find_map(|segment| {
+        match classify(segment) {
+            Some(Name::Secret(kind)) => Some(kind),
+            _ if segment.eq_ignore_ascii_case("http-basic") => Some(Kind::Password),
+            _ => None,
+        }
+    })
 }
 
 impl<'a> Scan<'a> {
@@ -316,7 +430,7 @@ impl<'a> Scan<'a> {
 /// The placeholder a help text or an example puts after an option of
 /// this kind (`--password=PASS`, `--token TOKEN`, `-u user:password`).
 /// Only its own kind's: `--token SECRET` is redacted.
-fn is_metavar(value: &str, kind: Kind) -> bool {
+pub(super) fn is_metavar(value: &str, kind: Kind) -> bool {
     let names: &[&str] = match kind {
         Kind::Password => &["pass", "password", "passwd", "passphrase", "pwd"],
         Kind::Token => &["token"],
@@ -328,7 +442,7 @@ fn is_metavar(value: &str, kind: Kind) -> bool {
 
 /// Words that follow an option's name in prose, not as its value
 /// ("if --token is given", "--password and --user").
-const PROSE: &[&str] = &[
+pub(super) const PROSE: &[&str] = &[
     "is", "are", "was", "were", "be", "and", "or", "but", "not", "the", "a", "an", "to", "of", "in", "on", "for",
     "with", "also", "option", "options", "flag", "if", "then", "when", "that", "this", "which", "as", "at", "by",
     "from", "can", "may", "must", "will", "should", "has", "have", "only", "instead",
@@ -342,10 +456,10 @@ fn is_secret_spec(value: &[u8]) -> bool {
 /// Values that are no secret: empty, already redacted, a reference
 /// (`$PW`, `"${PW}"`, `$(cat f)`, `` `cmd` ``), a placeholder (`<token>`,
 /// `{{ .Values.pw }}`, `****`, pflag's `string`) or a switch-like word
-/// (`true`, `none`).
+/// (`true`, `none`, `-` for stdin).
 /// `raw_at` is where the value's word starts in `t`, quotes included;
 /// `value` is what is inside them.
-fn kept(t: &[u8], raw_at: usize, value: &str) -> bool {
+pub(super) fn kept(t: &[u8], raw_at: usize, value: &str) -> bool {
     let raw = &t[raw_at..];
     let reference = |r: &[u8]| {
         r.first() == Some(&b'`')
@@ -365,7 +479,7 @@ fn kept(t: &[u8], raw_at: usize, value: &str) -> bool {
     if value.chars().all(|c| matches!(c, '*' | '.' | '•' | '…')) {
         return true;
     }
-    const WORDS: &[&str] = &["true", "false", "yes", "no", "on", "off", "none", "null", "nil", "0", "1"];
+    const WORDS: &[&str] = &["true", "false", "yes", "no", "on", "off", "none", "null", "nil", "0", "1", "-"];
     const TYPES: &[&str] = &["string", "strings", "stringarray", "stringslice", "value", "str", "text"];
     WORDS.iter().chain(TYPES).any(|w| value.eq_ignore_ascii_case(w))
 }

@@ -28,6 +28,13 @@ impl Setup {
             }),
         }
     }
+
+    /// `max_tokens_per_session`, read on its own so that a mistake
+    /// elsewhere in `[backend]` does not drop the session's budget.
+    pub fn session_limit(&self) -> Option<u64> {
+        let v = self.section.as_ref()?.get("max_tokens_per_session")?.as_integer()?;
+        u64::try_from(v).ok()
+    }
 }
 
 /// A provider chain and warnings about fallbacks left out of it.

@@ -57,9 +57,18 @@ impl Policy {
     /// Loads policy files and hooks from the XDG locations. Never fails:
     /// a broken policy is reported in the returned warnings.
     pub fn load(judge: &JudgeSettings, layers: &[std::path::PathBuf]) -> (Self, Vec<String>) {
+        Self::load_from(&|k: &str| std::env::var(k).ok(), judge, layers)
+    }
+
+    /// [`Policy::load`] from the locations `env` names (`HOME`, the XDG
+    /// directories).
+    pub fn load_from(
+        env: &dyn Fn(&str) -> Option<String>,
+        judge: &JudgeSettings,
+        layers: &[std::path::PathBuf],
+    ) -> (Self, Vec<String>) {
         let mut warnings = Vec::new();
-        let env = |k: &str| std::env::var(k).ok();
-        let cfg = match PolicyConfig::from_env(&env) {
+        let cfg = match PolicyConfig::from_env(env) {
             Ok(mut cfg) => {
                 cfg.narrowing = layers.to_vec();
                 match judge.mode.as_deref() {
@@ -192,6 +201,7 @@ pub fn verdict_of(d: &Decision, human: bool) -> Verdict {
             command: d.command.clone(),
             by_hook: d.rewrites.iter().any(|r| matches!(r.by, Rewriter::Hook { .. })),
         }),
+        defines: d.analysis.parsed.defines.clone(),
     }
 }
 
@@ -215,6 +225,7 @@ fn fallback(req: Request, grants: &Grants, why: &str) -> Gated {
         note: None,
         strong: a.risk >= Risk::Privileged,
         rewritten: None,
+        defines: a.parsed.defines.clone(),
     };
     Gated { verdict, decision: None, request: req }
 }
@@ -227,6 +238,7 @@ fn refused(req: Request, why: &str) -> Gated {
         note: None,
         strong: false,
         rewritten: None,
+        defines: Vec::new(),
     };
     Gated { verdict, decision: None, request: req }
 }
@@ -249,6 +261,19 @@ pub fn layers(own: Option<&std::path::Path>) -> Result<Vec<std::path::PathBuf>, 
         layers.push(abs);
     }
     Ok(layers)
+}
+
+/// Warnings about the policy.toml files in force (the user's and each
+/// narrowing layer): sections unixagent accepts but does not act on. Read
+/// without compiling anything, so a session can say so as it starts.
+pub fn policy_warnings(layers: &[std::path::PathBuf]) -> Vec<String> {
+    let env = |k: &str| std::env::var(k).ok();
+    let own = ua_policy::gate::PolicyConfig::from_env(&env).ok().map(|c| c.config_dir.join("policy.toml"));
+    own.iter()
+        .chain(layers.iter().filter(|p| p.extension().is_some_and(|e| e == "toml")))
+        .filter_map(|p| std::fs::read_to_string(p).ok().map(|text| (p, text)))
+        .flat_map(|(p, text)| ua_policy::policy_toml::unused_sections(p, &text))
+        .collect()
 }
 
 /// The grant `A` adds: the program the command runs, with any arguments,

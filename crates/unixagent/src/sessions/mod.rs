@@ -237,11 +237,9 @@ pub fn usage(as_json: bool, since: Option<&str>) -> Result<i32, String> {
     };
     let _ = writeln!(
         out,
-        "{} turn{}, {} command{}: {} tokens in, {} out, {}",
-        report.turns,
-        if report.turns == 1 { "" } else { "s" },
-        report.commands,
-        if report.commands == 1 { "" } else { "s" },
+        "{}, {}: {} tokens in, {} out, {}",
+        counted(report.turns, "turn"),
+        counted(report.commands, "command"),
         input(&report.total),
         report.total.output_tokens,
         cost(report.cost_micros, report.priced_turns, report.turns),
@@ -255,12 +253,12 @@ pub fn usage(as_json: bool, since: Option<&str>) -> Result<i32, String> {
             let t = d.date();
             let _ = writeln!(
                 out,
-                "  {:04}-{:02}-{:02}  {:>4} turns  {:>5} commands  {:>10} in  {:>9} out  {}",
+                "  {:04}-{:02}-{:02}  {:>10}  {:>14}  {:>10} in  {:>9} out  {}",
                 t.year,
                 t.month,
                 t.day,
-                d.turns,
-                d.commands,
+                counted(d.turns, "turn"),
+                counted(d.commands, "command"),
                 input(&d.usage),
                 d.usage.output_tokens,
                 cost(d.cost_micros, u64::from(d.priced_turns), u64::from(d.turns)),
@@ -272,10 +270,10 @@ pub fn usage(as_json: bool, since: Option<&str>) -> Result<i32, String> {
         for s in &report.by_session {
             let _ = writeln!(
                 out,
-                "  {}  {:>4} turns  {:>5} commands  {:>10} in  {:>9} out  {}  {}",
+                "  {}  {:>10}  {:>14}  {:>10} in  {:>9} out  {}  {}",
                 s.id,
-                s.turns,
-                s.commands,
+                counted(s.turns, "turn"),
+                counted(s.commands, "command"),
                 input(&s.usage),
                 s.usage.output_tokens,
                 cost(s.cost_micros, u64::from(s.priced_turns), u64::from(s.turns)),
@@ -284,6 +282,12 @@ pub fn usage(as_json: bool, since: Option<&str>) -> Result<i32, String> {
         }
     }
     Ok(0)
+}
+
+/// `1 turn`, `2 turns`.
+fn counted(n: impl Into<u64>, noun: &str) -> String {
+    let n = n.into();
+    format!("{n} {noun}{}", if n == 1 { "" } else { "s" })
 }
 
 /// Millionths of a dollar as dollars.
@@ -400,13 +404,23 @@ fn read(dir: &SessionDir) -> Result<ua_store::journal::JournalContents, String> 
     Ok(contents)
 }
 
-/// `sessions show ID`.
+/// `sessions show ID`: the conversation, then the board's counts.
 pub fn show(prefix: &str) -> Result<i32, String> {
     let data = ua_store::session::data_dir().map_err(|e| e.to_string())?;
     let dir = find(&data, prefix)?;
     let contents = read(&dir)?;
     print!("{}", render::render(&contents.lines, render::Style::Text));
+    if let Some(snap) = board_of(&dir) {
+        print!("{}", render::board(&snap, render::Style::Text));
+    }
     Ok(0)
+}
+
+/// The session's task board as it is now, if it has one with anything on
+/// it. Unreadable task files are listed with it, never fatal.
+fn board_of(dir: &SessionDir) -> Option<ua_store::board::Snapshot> {
+    let snap = ua_store::board::Board::of_session(dir.path()).snapshot().ok()?;
+    (!snap.is_empty()).then_some(snap)
 }
 
 /// `sessions export ID --format md|jsonl`.
@@ -424,6 +438,9 @@ pub fn export(prefix: &str, format: &str) -> Result<i32, String> {
         _ => {
             let contents = read(&dir)?;
             print!("{}", render::render(&contents.lines, render::Style::Markdown));
+            if let Some(snap) = board_of(&dir) {
+                print!("{}", render::board(&snap, render::Style::Markdown));
+            }
         }
     }
     Ok(0)

@@ -6,7 +6,7 @@
 //! `login`; for ssh, psql or `docker run` it is a port, and those are not
 //! in the table.
 
-use super::{Kind, Scan};
+use super::{Kind, Name, Scan, classify, words::inner};
 
 /// How a program takes its password.
 #[derive(Debug, Clone, Copy)]
@@ -31,12 +31,37 @@ pub(super) enum Spec {
     Prefix(&'static str),
     /// `htpasswd -b [-c] file user PASSWORD`, `htpasswd -nb user PASSWORD`.
     Htpasswd,
+    /// After the subcommand words `sub`, the positional words from the
+    /// `from`th on are secrets (`cargo login TOKEN`, `mc alias set NAME
+    /// URL ACCESS SECRET`); `options` take a value of their own.
+    Positional { sub: &'static [&'static str], from: usize, kind: Kind, options: &'static [&'static str] },
+    /// `-X VALUE` or `-XVALUE` once one of `subs` has been named
+    /// (`security add-generic-password -w`, `dotnet nuget add source -p`).
+    After { subs: &'static [&'static str], short: u8 },
+    /// Request headers named for a secret (`-H 'X-Api-Key: …'`); with
+    /// `bare`, also httpie's `Name:value` items.
+    Header { short: u8, long: &'static str, bare: bool },
+    /// `KEY VALUE` pairs anywhere (`nmcli … password VALUE`).
+    Named,
 }
 
 const MYSQL: &[Spec] = &[Spec::Attached(b'p')];
 const LOGIN: &[Spec] = &[Spec::Login(b'p')];
-const CURL: &[Spec] = &[Spec::UserPass { short: b"uU", long: &["--user", "--proxy-user"], sep: b':' }];
-const HTTPIE: &[Spec] = &[Spec::UserPass { short: b"a", long: &["--auth"], sep: b':' }];
+const CURL: &[Spec] = &[
+    Spec::UserPass { short: b"uU", long: &["--user", "--proxy-user"], sep: b':' },
+    Spec::Header { short: b'H', long: "--header", bare: false },
+];
+const HTTPIE: &[Spec] =
+    &[Spec::UserPass { short: b"a", long: &["--auth"], sep: b':' }, Spec::Header { short: 0, long: "", bare: true }];
+const NGROK: &[Spec] = &[
+    Spec::Positional { sub: &["authtoken"], from: 0, kind: Kind::Token, options: &["--config"] },
+    Spec::Positional { sub: &["config", "add-authtoken"], from: 0, kind: Kind::Token, options: &["--config"] },
+    Spec::Positional { sub: &["config", "add-api-key"], from: 0, kind: Kind::ApiKey, options: &["--config"] },
+];
+const MINIO: &[Spec] = &[
+    Spec::Positional { sub: &["alias", "set"], from: 2, kind: Kind::Secret, options: &["--api", "--path"] },
+    Spec::Positional { sub: &["config", "host", "add"], from: 2, kind: Kind::Secret, options: &["--api", "--lookup"] },
+];
 const SAMBA: &[Spec] = &[Spec::UserPass { short: b"U", long: &["--user"], sep: b'%' }];
 const MONGO: &[Spec] = &[Spec::Short(b'p')];
 const LDAP: &[Spec] = &[Spec::Short(b'w')];
@@ -119,6 +144,30 @@ pub(super) const PROGRAMS: &[(&str, &[Spec])] = &[
     ("plink", PUTTY),
     ("pscp", PUTTY),
     ("psftp", PUTTY),
+    (
+        "cargo",
+        &[Spec::Positional { sub: &["login"], from: 0, kind: Kind::Token, options: &["--registry", "--config", "-Z"] }],
+    ),
+    (
+        "vault",
+        &[Spec::Positional { sub: &["login"], from: 0, kind: Kind::Token, options: &["-method", "-path", "-address"] }],
+    ),
+    ("ngrok", NGROK),
+    ("wandb", &[Spec::Positional { sub: &["login"], from: 0, kind: Kind::ApiKey, options: &["--host"] }]),
+    ("snyk", &[Spec::Positional { sub: &["auth"], from: 0, kind: Kind::Token, options: &[] }]),
+    ("mc", MINIO),
+    ("mcli", MINIO),
+    ("twine", MONGO),
+    (
+        "security",
+        &[
+            Spec::After { subs: &["add-generic-password", "add-internet-password"], short: b'w' },
+            Spec::After { subs: &["unlock-keychain", "create-keychain"], short: b'p' },
+        ],
+    ),
+    ("dotnet", &[Spec::After { subs: &["source"], short: b'p' }]),
+    ("nmcli", &[Spec::Named]),
+    ("wget", &[Spec::Header { short: 0, long: "--header", bare: false }]),
     ("xfreerdp", FREERDP),
     ("xfreerdp3", FREERDP),
     ("wlfreerdp", FREERDP),
@@ -126,10 +175,9 @@ pub(super) const PROGRAMS: &[(&str, &[Spec])] = &[
 ];
 
 impl Scan<'_> {
-    /// Reads the `words` after `name`, a program of [`PROGRAMS`].
-    pub(super) fn program(&mut self, name: &str, words: &[(usize, usize)]) {
-        let Some((_, specs)) = PROGRAMS.iter().find(|(n, _)| *n == name) else { return };
-        for spec in *specs {
+    /// Reads the `words` after a program of [`PROGRAMS`] by its `specs`.
+    pub(super) fn program(&mut self, specs: &[Spec], words: &[(usize, usize)]) {
+        for spec in specs {
             match *spec {
                 Spec::Sshpass => self.sshpass(words),
                 Spec::Attached(c) => self.attached(c, words),
@@ -139,11 +187,15 @@ impl Scan<'_> {
                 Spec::Word(option) => self.word_option(option, words),
                 Spec::Prefix(prefix) => self.prefix(prefix, words),
                 Spec::Htpasswd => self.htpasswd(words),
+                Spec::Positional { sub, from, kind, options } => self.positional(sub, from, kind, options, words),
+                Spec::After { subs, short } => self.after(subs, short, words),
+                Spec::Header { short, long, bare } => self.headers(short, long, bare, words),
+                Spec::Named => self.named(words, false),
             }
         }
     }
 
-    fn word_at(&self, (s, e): (usize, usize)) -> &[u8] {
+    pub(super) fn word_at(&self, (s, e): (usize, usize)) -> &[u8] {
         &self.t[s..e]
     }
 
@@ -267,6 +319,97 @@ impl Scan<'_> {
         }
         if batch && let Some(&v) = positional.get(if print { 1 } else { 2 }) {
             self.secret(v, Kind::Password);
+        }
+    }
+
+    /// The positional words after `sub`, from the `from`th on.
+    fn positional(&mut self, sub: &[&str], from: usize, kind: Kind, options: &[&str], words: &[(usize, usize)]) {
+        let mut i = 0;
+        let mut path = sub.iter();
+        let mut expect = path.next();
+        let mut n = 0;
+        while let Some(&w) = words.get(i) {
+            i += 1;
+            let word = self.word_at(w);
+            if word[0] == b'-' {
+                if options.iter().any(|o| o.as_bytes() == word) {
+                    i += 1;
+                }
+            } else if let Some(want) = expect {
+                if word != want.as_bytes() {
+                    return;
+                }
+                expect = path.next();
+            } else if word.contains(&b'=') {
+                // `vault login -method=userpass username=me password=…`:
+                // named values, read by their names.
+            } else {
+                if n >= from && !super::is_metavar(self.unquoted(w), kind) {
+                    self.secret(w, kind);
+                }
+                n += 1;
+            }
+        }
+    }
+
+    /// `-c VALUE` once a word among the first three is one of `subs`.
+    fn after(&mut self, subs: &[&str], c: u8, words: &[(usize, usize)]) {
+        let named = words.iter().take(4).position(|&w| subs.iter().any(|s| s.as_bytes() == self.word_at(w)));
+        if let Some(at) = named {
+            self.short(c, &words[at + 1..]);
+        }
+    }
+
+    /// Header values whose name says they are a credential.
+    fn headers(&mut self, short: u8, long: &str, bare: bool, words: &[(usize, usize)]) {
+        let mut i = 0;
+        while let Some(&w) = words.get(i) {
+            i += 1;
+            let word = self.word_at(w);
+            let is_short = short != 0 && word.len() >= 2 && word[0] == b'-' && word[1] == short;
+            if (is_short && word.len() == 2) || (!long.is_empty() && word == long.as_bytes()) {
+                if let Some(&v) = words.get(i) {
+                    self.header(v);
+                    i += 1;
+                }
+            } else if is_short {
+                self.header((w.0 + 2, w.1));
+            } else if !long.is_empty() && word.starts_with(long.as_bytes()) && word.get(long.len()) == Some(&b'=') {
+                self.header((w.0 + long.len() + 1, w.1));
+            } else if bare && word[0] != b'-' {
+                self.header(w);
+            }
+        }
+    }
+
+    /// `Name: value`: the value, after an authorization scheme if there
+    /// is one (`Authorization: Basic …`).
+    fn header(&mut self, span: (usize, usize)) {
+        let (s, e) = inner(self.t, span);
+        let Some(colon) = self.text[s..e].find(':') else { return };
+        let name = &self.text[s..s + colon];
+        if name.is_empty() || !name.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'-' || c == b'_') {
+            return;
+        }
+        let lower = name.to_ascii_lowercase();
+        let kind = match classify(name) {
+            Some(Name::Secret(kind)) => kind,
+            _ if lower.ends_with("key") => Kind::ApiKey,
+            _ if lower.ends_with("authorization") || lower == "cookie" || lower.ends_with("auth") => Kind::Secret,
+            _ => return,
+        };
+        let mut from = s + colon + 1;
+        while self.t.get(from) == Some(&b' ') {
+            from += 1;
+        }
+        let value = &self.text[from..e];
+        if let Some((scheme, _)) = value.split_once(' ')
+            && ["basic", "bearer", "token", "digest", "bot"].iter().any(|w| scheme.eq_ignore_ascii_case(w))
+        {
+            from += scheme.len() + 1;
+        }
+        if from < e {
+            self.secret((from, e), kind);
         }
     }
 }
