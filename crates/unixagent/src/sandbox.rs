@@ -351,7 +351,7 @@ fn run_sandboxed(cfg: &crate::config::SandboxConfig, program: &Path, args: &[OsS
 /// in this directory, as `unixagent doctor`'s trial of the rules on this
 /// home: `Ok` with what the launcher said it could not enforce (best
 /// effort), or `Err` with the line it failed with.
-pub fn trial(cfg: &crate::config::SandboxConfig) -> Result<Vec<String>, String> {
+pub fn trial_run(cfg: &crate::config::SandboxConfig) -> Result<Vec<String>, String> {
     let me = std::env::current_exe().map_err(|e| format!("finding unixagent's own binary: {e}"))?;
     let (code, stderr) = sandboxed(cfg, &me, &["--version".into()], true)?;
     let said: Vec<String> = String::from_utf8_lossy(&stderr)

@@ -35,7 +35,7 @@ pub fn checks(cfg: &SandboxConfig) -> Vec<Check> {
         namespaces(support.user_namespaces, compiled.as_ref().ok().map(|c| &c.rules), support.landlock_abi),
     ];
     let trial = match &compiled {
-        Ok(_) => crate::sandbox::trial(cfg),
+        Ok(_) => crate::sandbox::trial_run(cfg),
         Err(e) => Err(e.clone()),
     };
     let restricted = std::fs::read_to_string(APPARMOR_USERNS).ok();
