@@ -109,12 +109,36 @@ fn user_namespaces_work() -> bool {
     }
 }
 
+/// Set by the launcher in the sandboxed program's environment.
+pub const ENCLOSED_ENV: &str = "UNIXAGENT_SANDBOXED";
+
+/// Whether this process runs inside unixagent's sandbox already (a child
+/// agent started in a sandboxed shell). The launcher's variable is only
+/// believed when the kernel backs it: `NoNewPrivs` set and a seccomp
+/// filter in force, which nothing outside a sandbox of this kind sets.
+pub fn enclosed() -> bool {
+    if std::env::var_os(ENCLOSED_ENV).is_none() {
+        return false;
+    }
+    let Ok(status) = std::fs::read_to_string("/proc/self/status") else { return false };
+    let field = |name: &str| status.lines().find_map(|l| l.strip_prefix(name)).map(str::trim);
+    field("NoNewPrivs:") == Some("1") && field("Seccomp:") == Some("2")
+}
+
 /// What the launcher is asked to enforce.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Spec {
     pub rules: Rules,
     /// How the sandbox reaches the proxy; `None`: no network at all.
     pub proxy: Option<ProxyPlan>,
+    /// The launcher runs inside an enclosing sandbox of unixagent's (see
+    /// [`enclosed`]): its namespaces, carve-outs and proxy hold already,
+    /// and Landlock forbids a sandboxed process to mount, so only the
+    /// narrowing layers are added: a Landlock ruleset (which the kernel
+    /// stacks on the enclosing one: only what both allow is allowed) and
+    /// seccomp.
+    #[serde(default)]
+    pub nested: bool,
 }
 
 /// Where unixagent's proxy waits.
@@ -165,8 +189,8 @@ pub fn apply(spec: &Spec) -> Result<Enforced, SandboxError> {
     let rules = &spec.rules;
     let mut report = Enforced::default();
     let abi = landlock_abi();
-    let namespaces = enter_namespaces().is_ok();
-    let missing = shortfalls(abi, namespaces, rules);
+    let namespaces = !spec.nested && enter_namespaces().is_ok();
+    let missing = if spec.nested { nested_shortfalls(abi) } else { shortfalls(abi, namespaces, rules) };
     if namespaces {
         make_hook_dirs(rules);
         carve_out(&carve_out_targets(rules))?;
@@ -177,7 +201,9 @@ pub fn apply(spec: &Spec) -> Result<Enforced, SandboxError> {
     }
     // The network.
     let mut connect_port = None;
-    if namespaces {
+    if spec.nested {
+        report.network = "the enclosing sandbox's network namespace and proxy".into();
+    } else if namespaces {
         loopback_up()?;
         if let Some(plan) = &spec.proxy {
             let port = hand_over_listener(&plan.handoff)?;
@@ -202,9 +228,11 @@ pub fn apply(spec: &Spec) -> Result<Enforced, SandboxError> {
         return Err(SandboxError::Unsupported(missing.join("; ")));
     }
     report.gaps = missing;
-    landlock(rules, abi, !namespaces, connect_port, &mut report)?;
+    landlock(rules, abi, !namespaces && !spec.nested, connect_port, &mut report)?;
     seccomp()?;
     drop_root_capabilities()?;
+    // SAFETY: the launcher is single-threaded.
+    unsafe { std::env::set_var(ENCLOSED_ENV, "1") };
     if let Some(port) = report.proxy_port {
         let url = crate::proxy::url(port);
         for var in crate::proxy::PROXY_VARS {
@@ -217,6 +245,16 @@ pub fn apply(spec: &Spec) -> Result<Enforced, SandboxError> {
         }
     }
     Ok(report)
+}
+
+/// What a nested sandbox cannot enforce: it needs Landlock only, the rest
+/// is the enclosing sandbox's.
+pub fn nested_shortfalls(landlock_abi: i32) -> Vec<String> {
+    if landlock_abi < 1 {
+        vec!["Landlock is not available in this kernel, so nothing confines the filesystem".to_string()]
+    } else {
+        Vec::new()
+    }
 }
 
 /// What `rules` need and a kernel with this Landlock ABI, with or without
@@ -636,6 +674,15 @@ fn drop_root_capabilities() -> Result<(), SandboxError> {
         return Ok(());
     }
     for cap in 0..=63 {
+        // Gone already (an enclosing sandbox emptied the set, and dropping
+        // needs a capability this process no longer has); past the last
+        // capability the kernel knows, reading fails.
+        // SAFETY: PR_CAPBSET_READ takes a capability number and reads.
+        match unsafe { libc::prctl(libc::PR_CAPBSET_READ, cap, 0, 0, 0) } {
+            0 => continue,
+            r if r < 0 => break,
+            _ => {}
+        }
         // SAFETY: PR_CAPBSET_DROP takes a capability number; unknown ones
         // fail with EINVAL, which ends the list.
         if unsafe { libc::prctl(libc::PR_CAPBSET_DROP, cap, 0, 0, 0) } != 0 {

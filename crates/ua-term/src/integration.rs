@@ -208,14 +208,18 @@ pub struct ScriptDir {
 
 impl ScriptDir {
     fn create() -> Result<Self, TermError> {
-        let base = std::env::var_os("XDG_RUNTIME_DIR")
-            .map(PathBuf::from)
-            .filter(|p| p.is_dir())
-            .unwrap_or_else(std::env::temp_dir);
-        let template = base.join("unixagent-XXXXXX");
-        // mkdtemp creates the directory with mode 0700.
-        let path = nix::unistd::mkdtemp(&template)
-            .map_err(|e| TermError::io(format!("creating {}", template.display()), e.into()))?;
+        let runtime = std::env::var_os("XDG_RUNTIME_DIR").map(PathBuf::from).filter(|p| p.is_dir());
+        // mkdtemp creates the directory with mode 0700. Inside unixagent's
+        // sandbox (a child agent's) the runtime directory is not writable,
+        // the temporary directory is.
+        let make = |base: &Path| nix::unistd::mkdtemp(&base.join("unixagent-XXXXXX"));
+        let made = match runtime.as_deref().map(make) {
+            Some(Ok(path)) => Ok(path),
+            _ => make(&std::env::temp_dir()),
+        };
+        let path = made.map_err(|e| {
+            TermError::io(format!("creating a directory in {}", std::env::temp_dir().display()), e.into())
+        })?;
         Ok(Self { path })
     }
 

@@ -17,9 +17,12 @@ use std::sync::Arc;
 
 use ua_sandbox::rules::{Mode, PathRule, Rules};
 
+mod endpoints;
 mod policy;
 
-pub use policy::rules;
+pub use endpoints::rules as model_endpoints;
+
+pub use policy::{rules, rules_allowing};
 
 /// The hidden subcommand that applies a spec and execs (Linux).
 pub const LAUNCHER: &str = "__sandbox-exec";
@@ -33,8 +36,13 @@ pub const REFUSED: i32 = 125;
 /// started at all.
 #[cfg(target_os = "linux")]
 pub fn check(rules: &Rules) -> Result<(), String> {
-    let support = ua_sandbox::linux::probe();
-    let missing = ua_sandbox::linux::shortfalls(support.landlock_abi, support.user_namespaces, rules);
+    let missing = if ua_sandbox::linux::enclosed() {
+        // A child agent in a sandboxed shell: the enclosing sandbox holds.
+        ua_sandbox::linux::nested_shortfalls(ua_sandbox::linux::landlock_abi())
+    } else {
+        let support = ua_sandbox::linux::probe();
+        ua_sandbox::linux::shortfalls(support.landlock_abi, support.user_namespaces, rules)
+    };
     if missing.is_empty() || rules.mode == Mode::BestEffort {
         return Ok(());
     }
@@ -115,7 +123,10 @@ impl Prepared {
         let dir = private_dir()?;
         let mut tasks = Vec::new();
         let mut plan = None;
-        if rules.network() {
+        // Inside a sandbox already, the enclosing one's proxy serves (its
+        // variables are inherited): a proxy here could reach nothing.
+        let nested = ua_sandbox::linux::enclosed();
+        if rules.network() && !nested {
             let allow = Arc::new(ua_sandbox::proxy::Allowlist::new(rules.allow_hosts.clone()));
             let (host_port, host) = host_proxy(&allow, decisions.clone())?;
             let handoff_path = dir.join("proxy.sock");
@@ -125,7 +136,7 @@ impl Prepared {
             tasks.push(tokio::spawn(async move { serve_handed_over(handoff, allow, decisions).await }));
             plan = Some(ua_sandbox::linux::ProxyPlan { host_port, handoff: handoff_path });
         }
-        let spec = ua_sandbox::linux::Spec { rules, proxy: plan };
+        let spec = ua_sandbox::linux::Spec { rules, proxy: plan, nested };
         let path = dir.join("spec.json");
         let text = serde_json::to_string(&spec).map_err(|e| e.to_string())?;
         std::fs::write(&path, text).map_err(|e| format!("writing {}: {e}", path.display()))?;
