@@ -79,9 +79,15 @@ pub struct Cli {
     #[arg(long, value_name = "AGE", requires = "usage")]
     pub since: Option<String>,
 
-    /// Print the trace id of this session.
+    /// Print this session's trace id on stderr when it starts (`unixagent:
+    /// trace ID`), for `unixagent traces export --trace ID`.
     #[arg(long)]
     pub trace: bool,
+
+    /// A child agent without a terminal prints everything it does, as a
+    /// one-shot does, instead of only its summary line and its answer.
+    #[arg(short = 'v', long)]
+    pub verbose: bool,
 
     /// Start the shell with its start-up traced (bash and zsh -x, fish's
     /// fish_trace) and say when shell integration starts working: for
@@ -109,6 +115,11 @@ pub enum Sub {
     Sessions {
         #[command(subcommand)]
         action: SessionsAction,
+    },
+    /// Spans recorded by sessions and their children: `traces export`.
+    Traces {
+        #[command(subcommand)]
+        action: TracesAction,
     },
     /// The kernel sandbox: `sandbox status`, or `sandbox -- COMMAND [ARGS…]`
     /// to run COMMAND under exactly the sandbox agent commands get here.
@@ -154,6 +165,20 @@ pub enum SessionsAction {
 }
 
 #[derive(Debug, Subcommand)]
+pub enum TracesAction {
+    /// Spans as OTLP/JSON (`ExportTraceServiceRequest` lines), for an
+    /// OpenTelemetry Collector's file receiver, Jaeger or Tempo.
+    Export {
+        /// Only this trace (the id `--trace` prints).
+        #[arg(long, value_name = "ID")]
+        trace: Option<String>,
+        /// Only spans that ended this recently (`7d`, `12h`, `30m`).
+        #[arg(long, value_name = "AGE")]
+        since: Option<String>,
+    },
+}
+
+#[derive(Debug, Subcommand)]
 pub enum SandboxAction {
     /// What the kernel supports, what the policy compiles to, and which
     /// enforcement is in force.
@@ -176,19 +201,6 @@ pub enum PolicyAction {
     },
     /// Validate the policy files.
     Check,
-}
-
-impl Cli {
-    /// Options that exist on the command line but whose feature has not
-    /// been built yet, so the user hears about it instead of the option
-    /// being silently ignored.
-    pub fn unavailable(&self) -> Vec<&'static str> {
-        let mut v = Vec::new();
-        if self.trace {
-            v.push("--trace");
-        }
-        v
-    }
 }
 
 #[cfg(test)]
@@ -230,8 +242,11 @@ mod tests {
     }
 
     #[test]
-    fn unavailable_options_are_named() {
-        let c = parse(&["unixagent", "--trace", "--model", "m"]);
-        assert_eq!(c.unavailable(), vec!["--trace"]);
+    fn traces_export_and_verbose() {
+        let c = parse(&["unixagent", "traces", "export", "--trace", "abc", "--since", "1h"]);
+        let Some(Sub::Traces { action: TracesAction::Export { trace, since } }) = c.sub else { panic!("{c:?}") };
+        assert_eq!((trace.as_deref(), since.as_deref()), (Some("abc"), Some("1h")));
+        let c = parse(&["unixagent", "-v", "--trace", "-c", "# x"]);
+        assert!(c.verbose && c.trace);
     }
 }

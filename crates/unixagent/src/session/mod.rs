@@ -121,6 +121,8 @@ pub struct AgentOptions {
     pub policy_layers: Vec<PathBuf>,
     /// Prices by model, so each turn's cost goes into the journal.
     pub pricing: std::collections::BTreeMap<String, crate::config::Price>,
+    /// `[telemetry]`: where spans go.
+    pub telemetry: crate::trace::export::TelemetryConfig,
 }
 
 /// Runs the interactive session; returns the shell's exit status.
@@ -181,7 +183,7 @@ async fn run_async(opts: Options, batch: Option<BatchOptions>) -> anyhow::Result
         (OsString::from(shell::SESSION_ENV), OsString::from(&id)),
         (OsString::from("UNIXAGENT_PID"), OsString::from(std::process::id().to_string())),
     ];
-    env.extend(trace.for_children(&id));
+    env.extend(trace.shell_env(opts.agent.telemetry.sink().ok().flatten().map(|s| s.url()).as_deref()));
     if let Some(j) = &journal {
         env.push((OsString::from("UNIXAGENT_JOURNAL"), j.path().as_os_str().to_owned()));
     }
@@ -397,8 +399,10 @@ fn open_journal(
             cwd: std::env::current_dir().map(|d| d.display().to_string()).unwrap_or_default(),
             version: env!("CARGO_PKG_VERSION").to_string(),
             parent: std::env::var("UNIXAGENT_SESSION").ok(),
-            trace_id: Some(trace.trace_id.clone()),
-            trace_parent: trace.parent.clone(),
+            trace_id: Some(trace.trace_id.to_string()),
+            trace_parent: trace.parent_span.map(|s| s.to_string()),
+            parent_command: trace.command.clone(),
+            depth: trace.depth,
         };
         let parent = meta.parent.clone();
         let dir = ua_store::session::SessionDir::create(&data, meta)?;

@@ -27,7 +27,7 @@ impl Session {
             command: p.command.clone(),
             cwd: self.agent.snapshot.cwd.clone(),
             session: self.agent.session_id.clone(),
-            depth: 0,
+            depth: crate::trace::TraceContext::inherited().depth,
             human_attached: self.agent.can_ask,
             instruction: self.agent.instruction.clone(),
         };
