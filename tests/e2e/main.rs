@@ -15,6 +15,7 @@ mod bash_options;
 mod bash_prompt_command;
 mod batch;
 mod capture;
+mod children;
 mod cli;
 mod command_line_secrets;
 mod dash_c;

@@ -132,7 +132,11 @@ mod tests {
             let kind = ShellKind::detect(std::path::Path::new(shell));
             for command in COMMANDS {
                 // fish spells an assignment with `set`.
-                let command = if shell == "fish" { command.replace("v=it\\'s", "set v \"it's\"").replace("v=\"it's\"", "set v \"it's\"") } else { (*command).to_string() };
+                let command = if shell == "fish" {
+                    command.replace("v=it\\'s", "set v \"it's\"").replace("v=\"it's\"", "set v \"it's\"")
+                } else {
+                    (*command).to_string()
+                };
                 let line = with_env(kind, &command, &env());
                 let status = if shell == "fish" { "$status" } else { "$?" };
                 let script = format!("{line}\necho \"status={status} pwd=$PWD v=$v tp=[$TRACEPARENT]\"");

@@ -72,7 +72,9 @@ impl Recorder {
             let _ = tx.send(post(&url, &self.kept, true));
         });
         let outcome = match spawned {
-            Ok(_) => rx.recv_timeout(SEND_TIMEOUT + Duration::from_secs(1)).unwrap_or_else(|_| Err("it timed out".into())),
+            Ok(_) => {
+                rx.recv_timeout(SEND_TIMEOUT + Duration::from_secs(1)).unwrap_or_else(|_| Err("it timed out".into()))
+            }
             Err(e) => Err(format!("no thread to send them on: {e}")),
         };
         outcome.err().map(|why| {
@@ -116,7 +118,10 @@ fn post(url: &str, spans: &[Span], use_proxy: bool) -> Result<(), String> {
             if !status.is_success() {
                 let text = answer.text().await.unwrap_or_default();
                 let text: String = text.chars().take(200).collect();
-                return Err(format!("the collector answered {status}{}", if text.is_empty() { String::new() } else { format!(": {text}") }));
+                return Err(format!(
+                    "the collector answered {status}{}",
+                    if text.is_empty() { String::new() } else { format!(": {text}") }
+                ));
             }
         }
         Ok(())
@@ -132,7 +137,6 @@ fn reqwest_reason(e: &reqwest::Error) -> String {
     }
     cur.to_string()
 }
-
 
 #[cfg(test)]
 #[path = "collector_tests.rs"]

@@ -7,7 +7,7 @@ use crate::tracer::{Command, Tracer};
 
 fn some_spans() -> Vec<Span> {
     let mut t = Tracer::new(TraceContext::from_lookup(|_| None), "s", crate::span::resource("s"));
-    t.instruction_started(1, "x");
+    t.instruction_started(1, 1, "x");
     t.command_started(2, &Command { id: "a", command: "true", decision: "allow", ..Default::default() });
     let mut spans: Vec<Span> = t.command_ended(3, "a", Some(0), "ok").into_iter().collect();
     spans.extend(t.instruction_ended(4, "ok"));
@@ -40,7 +40,9 @@ fn receiver(status: u16) -> (String, std::thread::JoinHandle<(String, Vec<u8>)>)
             let n = conn.read(&mut chunk).unwrap();
             buf.extend_from_slice(&chunk[..n]);
         }
-        let answer = format!("HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: 2\r\nconnection: close\r\n\r\n{{}}");
+        let answer = format!(
+            "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: 2\r\nconnection: close\r\n\r\n{{}}"
+        );
         conn.write_all(answer.as_bytes()).unwrap();
         (head, buf[head_end..head_end + len].to_vec())
     });
@@ -95,4 +97,3 @@ fn a_sink_that_cannot_be_written_is_reported_once() {
     assert!(r.record(some_spans()).is_none(), "only once");
     assert!(r.finish().is_none(), "no endpoint: nothing to send");
 }
-

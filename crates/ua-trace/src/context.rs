@@ -55,6 +55,30 @@ impl SpanId {
         Self(random_nonzero())
     }
 
+    /// The span of a named thing in `trace`: the same names give the same
+    /// id, so the `TRACEPARENT` a command is typed with names the span the
+    /// session records for it later, without the two sharing state. Keyed
+    /// by the (random) trace id, so the ids are as unguessable as it is.
+    pub fn derive(trace: TraceId, parts: &[&str]) -> Self {
+        let mut bytes = Vec::with_capacity(64);
+        for p in parts {
+            bytes.extend_from_slice(p.as_bytes());
+            bytes.push(0);
+        }
+        let h = siphasher::sip::SipHasher13::new_with_key(&trace.0).hash(&bytes);
+        Self(h.max(1).to_be_bytes())
+    }
+
+    /// The `invoke_agent` span of a session's turn.
+    pub fn agent(trace: TraceId, session: &str, turn: u32) -> Self {
+        Self::derive(trace, &[session, "invoke_agent", &turn.to_string()])
+    }
+
+    /// The `execute_tool` span of a session's command (its tool call id).
+    pub fn tool(trace: TraceId, session: &str, tool_use_id: &str) -> Self {
+        Self::derive(trace, &[session, "execute_tool", tool_use_id])
+    }
+
     /// 16 lower-case hex digits, not all zero.
     pub fn parse(s: &str) -> Option<Self> {
         parse_hex(s).map(Self)
@@ -217,6 +241,14 @@ impl TraceContext {
         env
     }
 
+    /// The environment agent command `tool_use_id` of `session`'s turn
+    /// `turn` runs with: its `execute_tool` span under the turn's
+    /// `invoke_agent` span, as [`crate::Tracer`] records them.
+    pub fn command_env_for(&self, session: &str, turn: u32, tool_use_id: &str) -> Vec<(&'static str, String)> {
+        let span = SpanId::tool(self.trace_id, session, tool_use_id);
+        self.command_env(span, SpanId::agent(self.trace_id, session, turn), tool_use_id)
+    }
+
     /// The environment one agent command runs with: `span` is its
     /// `execute_tool` span, `parent` the instruction's `invoke_agent` span,
     /// `command` its tool call id.
@@ -346,6 +378,22 @@ mod tests {
         assert_eq!(child.depth, 2);
         let shell = t.shell_env(Some("file:///x/traces.jsonl"));
         assert!(shell.contains(&(DEPTH_ENV.into(), "1".into())), "{shell:?}");
+    }
+
+    #[test]
+    fn derived_ids_depend_on_every_name_and_the_trace() {
+        let t = TraceId::random();
+        let a = SpanId::tool(t, "s-1", "toolu_1");
+        assert_eq!(a, SpanId::tool(t, "s-1", "toolu_1"));
+        assert_ne!(a, SpanId::tool(t, "s-2", "toolu_1"));
+        assert_ne!(a, SpanId::tool(TraceId::random(), "s-1", "toolu_1"));
+        assert_ne!(SpanId::agent(t, "s-1", 1), SpanId::agent(t, "s-1", 2));
+        // No ambiguity where one name ends and the next begins.
+        assert_ne!(SpanId::derive(t, &["ab", "c"]), SpanId::derive(t, &["a", "bc"]));
+        let ctx = TraceContext { trace_id: t, ..TraceContext::from_lookup(|_| None) };
+        let env = ctx.command_env_for("s-1", 3, "toolu_1");
+        assert_eq!(env[2], (SPAN_ID_ENV, a.to_string()));
+        assert_eq!(env[3], (PARENT_SPAN_ID_ENV, SpanId::agent(t, "s-1", 3).to_string()));
     }
 
     #[test]

@@ -21,7 +21,7 @@
 //!
 //! let ctx = TraceContext::from_lookup(|_| None); // a new trace
 //! let mut t = Tracer::new(ctx, "session-1", ua_trace::span::resource("session-1"));
-//! t.instruction_started(1_000, "check the logs");
+//! t.instruction_started(1_000, 1, "check the logs");
 //! let cmd = t.command_started(2_000, &Command { id: "toolu_1", command: "tail app.log", decision: "allow", ..Default::default() });
 //! // The command runs with cmd.env (its TRACEPARENT names cmd.span) …
 //! let mut spans: Vec<_> = t.command_ended(3_000, "toolu_1", Some(0), "ok").into_iter().collect();
@@ -33,6 +33,7 @@
 
 pub mod collector;
 pub mod context;
+pub mod journal;
 pub mod otlp;
 pub mod sink;
 pub mod span;

@@ -189,7 +189,7 @@ mod tests {
 
     fn spans() -> Vec<Span> {
         let mut t = Tracer::new(TraceContext::from_lookup(|_| None), "s-1", crate::span::resource("s-1"));
-        t.instruction_started(1_000, "check");
+        t.instruction_started(1_000, 1, "check");
         t.model_call_started(2_000, &ModelCall { provider: "anthropic", model: "m", ..Default::default() });
         let mut out: Vec<Span> = t.model_call_ended(3_000, &ModelCallEnd::default()).into_iter().collect();
         t.command_started(4_000, &Command { id: "t1", command: "ls", decision: "allow", ..Default::default() });

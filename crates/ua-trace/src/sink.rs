@@ -62,7 +62,9 @@ impl Sink {
             return parse_url(v).map(|p| Some(Self::at(p))).map_err(|e| format!("UA_TRACE_SINK: {e}"));
         }
         if let Some(v) = w.configured.filter(|v| !v.is_empty()) {
-            return parse_url(v).map(|p| Some(Self::at(p))).map_err(|e| format!("[telemetry] sink in config.toml: {e}"));
+            return parse_url(v)
+                .map(|p| Some(Self::at(p)))
+                .map_err(|e| format!("[telemetry] sink in config.toml: {e}"));
         }
         match w.data_dir {
             Some(d) => Ok(Some(Self::at(d.join(FILE)))),
@@ -110,7 +112,9 @@ fn parse_url(v: &str) -> Result<PathBuf, String> {
     if p.is_absolute() {
         Ok(p)
     } else {
-        Err(format!("{v:?} is not a file:// URL with an absolute path (file:///var/log/ua/traces.jsonl); spans are only written to a local file"))
+        Err(format!(
+            "{v:?} is not a file:// URL with an absolute path (file:///var/log/ua/traces.jsonl); spans are only written to a local file"
+        ))
     }
 }
 
@@ -184,7 +188,8 @@ pub fn rotate(dir: &Path, retain_days: u64, now: std::time::SystemTime) -> Vec<S
         if !(name.starts_with("traces-") && name.ends_with(".jsonl")) {
             continue;
         }
-        let old = e.metadata().and_then(|m| m.modified()).is_ok_and(|t| now.duration_since(t).is_ok_and(|age| age > keep));
+        let old =
+            e.metadata().and_then(|m| m.modified()).is_ok_and(|t| now.duration_since(t).is_ok_and(|age| age > keep));
         if old && let Err(err) = std::fs::remove_file(e.path()) {
             problems.push(format!("removing {}: {err}", e.path().display()));
         }

@@ -129,9 +129,9 @@ impl Tracer {
         self.agent.as_ref().map(|a| a.open.span)
     }
 
-    /// An instruction begins. One that was still open is ended first
-    /// (as `cancelled`) and returned.
-    pub fn instruction_started(&mut self, at: u64, instruction: &str) -> (SpanId, Vec<Span>) {
+    /// Turn `turn` begins with `instruction`. One that was still open is
+    /// ended first (as `cancelled`) and returned.
+    pub fn instruction_started(&mut self, at: u64, turn: u32, instruction: &str) -> (SpanId, Vec<Span>) {
         let left = if self.agent.is_some() { self.instruction_ended(at, "cancelled") } else { Vec::new() };
         let mut attributes = self.common("invoke_agent");
         attributes.insert("gen_ai.agent.name".into(), AGENT_NAME.into());
@@ -140,7 +140,7 @@ impl Tracer {
         if let Some(c) = &self.ctx.command {
             attributes.insert("unixagent.parent_command".into(), c.clone().into());
         }
-        let span = SpanId::random();
+        let span = SpanId::agent(self.ctx.trace_id, &self.session, turn);
         let summary = Summary {
             session: self.session.clone(),
             instruction: instruction.to_string(),
@@ -219,7 +219,7 @@ impl Tracer {
     /// A command passed the gate (or was refused by it): its span starts
     /// and the environment it must run with comes back.
     pub fn command_started(&mut self, at: u64, cmd: &Command<'_>) -> CommandTrace {
-        let span = SpanId::random();
+        let span = SpanId::tool(self.ctx.trace_id, &self.session, cmd.id);
         let scrubbed = ua_context::secrets::redact_secrets(cmd.command).into_owned();
         let mut attributes = self.common("execute_tool");
         attributes.insert("gen_ai.tool.name".into(), TOOL_NAME.into());
@@ -270,7 +270,15 @@ impl Tracer {
         let failed = !matches!(outcome, "ok" | "denied" | "skipped");
         let error = failed.then_some(outcome);
         let (status, message) = error_status(&mut c.open.attributes, error);
-        Some(self.finish(c.open, format!("execute_tool {TOOL_NAME}"), Kind::Internal, at, status, message, self.agent_span()))
+        Some(self.finish(
+            c.open,
+            format!("execute_tool {TOOL_NAME}"),
+            Kind::Internal,
+            at,
+            status,
+            message,
+            self.agent_span(),
+        ))
     }
 
     /// The instruction ended with `result` (`ok`, `error`, `cancelled`):
@@ -287,7 +295,14 @@ impl Tracer {
         let Some(mut a) = self.agent.take() else { return out };
         a.summary.tokens_in = a.input;
         a.summary.tokens_out = a.output;
-        a.summary.approval = if a.asked { "human" } else if a.ran { "policy" } else { "none" }.into();
+        a.summary.approval = if a.asked {
+            "human"
+        } else if a.ran {
+            "policy"
+        } else {
+            "none"
+        }
+        .into();
         a.summary.result = match result {
             "ok" => "success",
             other => other,
@@ -298,7 +313,8 @@ impl Tracer {
         let error = (result != "ok").then_some(result);
         let (status, message) = error_status(&mut a.open.attributes, error);
         let parent = self.ctx.parent_span;
-        let mut span = self.finish(a.open, format!("invoke_agent {AGENT_NAME}"), Kind::Internal, at, status, message, parent);
+        let mut span =
+            self.finish(a.open, format!("invoke_agent {AGENT_NAME}"), Kind::Internal, at, status, message, parent);
         span.summary = Some(a.summary);
         out.push(span);
         out

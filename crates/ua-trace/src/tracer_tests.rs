@@ -10,13 +10,18 @@ fn usage(input: u64, output: u64) -> ua_protocol::event::Usage {
 }
 
 fn call<'a>() -> ModelCall<'a> {
-    ModelCall { provider: "anthropic", model: "claude-x", server: Some(("api.anthropic.com", 443)), max_tokens: Some(8192) }
+    ModelCall {
+        provider: "anthropic",
+        model: "claude-x",
+        server: Some(("api.anthropic.com", 443)),
+        max_tokens: Some(8192),
+    }
 }
 
 /// One instruction: a model call, a command, another call; every span.
 fn one_instruction(t: &mut Tracer, command: &str) -> (Vec<Span>, CommandTrace) {
     let mut spans = Vec::new();
-    let (_, left) = t.instruction_started(1_000, "check the logs");
+    let (_, left) = t.instruction_started(1_000, 1, "check the logs");
     assert!(left.is_empty());
     t.model_call_started(1_100, &call());
     let end = ModelCallEnd { finish_reason: Some("tool_use"), usage: usage(100, 20), ..Default::default() };
@@ -73,16 +78,20 @@ fn an_instruction_is_an_invoke_agent_span_over_its_calls_and_commands() {
 #[test]
 fn a_childs_instruction_hangs_from_the_command_that_started_it() {
     let mut parent = Tracer::new(root(), "parent", resource("parent"));
-    parent.instruction_started(0, "delegate");
-    let started = parent.command_started(10, &Command { id: "toolu_7", command: "unixagent -c '# x'", ..Default::default() });
+    parent.instruction_started(0, 1, "delegate");
+    let started =
+        parent.command_started(10, &Command { id: "toolu_7", command: "unixagent -c '# x'", ..Default::default() });
     // The child reads the command's environment, as a unixagent started by it does.
     let env = started.env.clone();
     let child_ctx = TraceContext::from_lookup(|k| {
-        env.iter().find(|(n, _)| *n == k).map(|(_, v)| v.clone()).or_else(|| (k == "UA_TRACE_DEPTH").then(|| "0".into()))
+        env.iter()
+            .find(|(n, _)| *n == k)
+            .map(|(_, v)| v.clone())
+            .or_else(|| (k == "UA_TRACE_DEPTH").then(|| "0".into()))
     });
     assert_eq!(child_ctx.depth, 1);
     let mut child = Tracer::new(child_ctx, "child", resource("child"));
-    child.instruction_started(20, "x");
+    child.instruction_started(20, 1, "x");
     let child_spans = child.instruction_ended(30, "ok");
     let command = parent.command_ended(40, "toolu_7", Some(0), "ok").unwrap();
     let agent = &child_spans[0];
@@ -95,7 +104,7 @@ fn a_childs_instruction_hangs_from_the_command_that_started_it() {
 #[test]
 fn commands_are_scrubbed_and_failures_are_errors() {
     let mut t = Tracer::new(root(), "s", resource("s"));
-    t.instruction_started(0, "log in");
+    t.instruction_started(0, 1, "log in");
     let cmd = Command { id: "a", command: "mysql -u root -pHunter2Secret db", decision: "ask", ..Default::default() };
     t.command_started(1, &cmd);
     let span = t.command_ended(2, "a", Some(1), "failed").unwrap();
@@ -109,7 +118,7 @@ fn commands_are_scrubbed_and_failures_are_errors() {
     assert!(!s.actions[0].command.contains("Hunter2Secret"));
     assert_eq!(agent.status, Status::Error);
     // A denied command is recorded and is not an error.
-    t.instruction_started(4, "again");
+    t.instruction_started(4, 2, "again");
     t.command_started(5, &Command { id: "b", command: "rm -rf /", decision: "deny", ..Default::default() });
     assert_eq!(t.command_ended(6, "b", None, "denied").unwrap().status, Status::Unset);
 }
@@ -117,10 +126,10 @@ fn commands_are_scrubbed_and_failures_are_errors() {
 #[test]
 fn an_instruction_cut_short_ends_what_it_left_open() {
     let mut t = Tracer::new(root(), "s", resource("s"));
-    t.instruction_started(0, "one");
+    t.instruction_started(0, 1, "one");
     t.model_call_started(1, &call());
     t.command_started(2, &Command { id: "c", command: "sleep 9", ..Default::default() });
-    let (_, left) = t.instruction_started(3, "two");
+    let (_, left) = t.instruction_started(3, 2, "two");
     let names: Vec<&str> = left.iter().map(|s| s.name.as_str()).collect();
     assert_eq!(names, ["execute_tool shell", "chat claude-x", "invoke_agent unixagent"]);
     assert!(left.iter().all(|s| s.status == Status::Error), "{left:?}");

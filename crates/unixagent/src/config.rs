@@ -303,10 +303,11 @@ mod tests {
         assert_eq!(c.context.terminal_lines, 50);
         assert_eq!((c.agent.max_depth, c.agent.max_children), (3, 8));
         assert!(c.telemetry.enabled && c.telemetry.otlp_endpoint.is_none());
-        let (c, w) = p("[agent]\nmax_depth = 1\nmax_children = 2\n[telemetry]\notlp_endpoint = \"http://c:4318\"\n").unwrap();
+        let (c, w) = p("[agent]\nmax_depth = 1\nmax_children = 2\n[telemetry]\notlp_endpoint = \"http://c:4318\"\ncommand_context = \"all\"\n").unwrap();
         assert!(w.is_empty(), "{w:?}");
         assert_eq!((c.agent.max_depth, c.agent.max_children), (1, 2));
         assert_eq!(c.telemetry.otlp_endpoint.as_deref(), Some("http://c:4318"));
+        assert_eq!(c.telemetry.command_context, crate::trace::export::CommandContext::All);
         let (c, _) = p("[agent]\ncommand_timeout_secs = 2\n[context]\ninclude_env = [\"FOO\"]\n").unwrap();
         assert_eq!(c.agent.command_timeout_secs, 2);
         assert_eq!(c.context.include_env, vec!["FOO"]);

@@ -135,7 +135,10 @@ fn run(cli: cli::Cli, login_by_name: bool) -> anyhow::Result<i32> {
         Err(refusal) => return Ok(child::refuse(&refusal, cli.json)),
     };
     let is_child = agent_run && admitted.lineage.child;
-    if cli.trace {
+    // A plain `-c` (and a nested interactive one) runs the shell, not a
+    // session: it has no trace of its own to print.
+    let plain = cli.command.as_deref().is_some_and(|c| !is_instruction(c)) && !cli.json;
+    if cli.trace && !plain {
         eprintln!("unixagent: trace {}", trace::TraceContext::inherited().trace_id);
     }
     // Agent work nobody watches always runs in the kernel sandbox, and so
@@ -260,7 +263,8 @@ fn run_unwatched_child(
         return session::run(session(true, false, None, Some(batch)));
     }
     let quiet = child::quiet::Quiet::start(&text)?;
-    let batch = session::BatchOptions { first: Some(text), input: session::BatchInput::None, approval_timeout, plain: None };
+    let batch =
+        session::BatchOptions { first: Some(text), input: session::BatchInput::None, approval_timeout, plain: None };
     let code = session::run(session(true, false, None, Some(batch)));
     quiet.finish();
     code

@@ -354,8 +354,7 @@ fn serve(mut stream: TcpStream, shared: &Shared) -> io::Result<()> {
         let body = String::from_utf8_lossy(&st.requests[index].body).into_owned();
         let side = shared.scenario.side.iter().find(|s| body.contains(&s.body_contains));
         let first = first_user_text(&st.requests[index].json());
-        let conversation =
-            shared.scenario.conversations.iter().position(|c| first.contains(&c.instruction_contains));
+        let conversation = shared.scenario.conversations.iter().position(|c| first.contains(&c.instruction_contains));
         let turn = if format.is_none() {
             None
         } else if let Some(side) = side {

@@ -63,7 +63,9 @@ impl Refusal {
                 "unixagent: not started: {max} agents of this session already run at once, the most agent.max_children in config.toml allows; wait for one to end (`wait`) and start it again"
             ),
             Refusal::Slots(why) => {
-                format!("unixagent: not started: the count of running agents cannot be kept ({why}); run it from a session whose temporary directory is writable")
+                format!(
+                    "unixagent: not started: the count of running agents cannot be kept ({why}); run it from a session whose temporary directory is writable"
+                )
             }
         }
     }
@@ -234,7 +236,9 @@ fn remove_stale(user: &Path, keep: &str) {
             Some(a.start.to_string() == start)
         });
         // Only roots named by a process: a session-named one has no pid.
-        if alive == Some(false) || (alive.is_none() && root.split_once('-').is_some_and(|(p, _)| p.parse::<i32>().is_ok())) {
+        if alive == Some(false)
+            || (alive.is_none() && root.split_once('-').is_some_and(|(p, _)| p.parse::<i32>().is_ok()))
+        {
             let _ = std::fs::remove_dir_all(e.path());
         }
     }

@@ -23,6 +23,8 @@ pub enum Outcome {
     Cancelled,
     /// Refused before it started (depth, fan-out, sandbox).
     Refused,
+    /// Its process ended without ending its session (`kill -9`).
+    Crashed,
 }
 
 impl Outcome {
@@ -33,6 +35,7 @@ impl Outcome {
             Outcome::Failed => "failed",
             Outcome::Cancelled => "cancelled",
             Outcome::Refused => "refused",
+            Outcome::Crashed => "crashed",
         }
     }
 }
@@ -133,7 +136,10 @@ impl Fold {
                 self.answer = text;
             }
             JournalEntry::Decision {
-                command, outcome: ua_protocol::journal::DecisionOutcome::Denied, decided_by, ..
+                command,
+                outcome: ua_protocol::journal::DecisionOutcome::Denied,
+                decided_by,
+                ..
             } => {
                 self.denied.push((command.clone(), format!("denied by {decided_by}")));
             }

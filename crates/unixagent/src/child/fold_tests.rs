@@ -46,7 +46,18 @@ fn the_same_line_from_the_journal() {
             },
         ),
         at(2, 1_010, JournalEntry::Instruction { turn: 1, text: "check the logs".into() }),
-        at(3, 3_900, JournalEntry::ModelResponse { turn: 1, call: 2, message: reply, usage: None, stop: None, purpose: Default::default() }),
+        at(
+            3,
+            3_900,
+            JournalEntry::ModelResponse {
+                turn: 1,
+                call: 2,
+                message: reply,
+                usage: None,
+                stop: None,
+                purpose: Default::default(),
+            },
+        ),
         at(
             4,
             4_100,
@@ -60,7 +71,10 @@ fn the_same_line_from_the_journal() {
         ),
     ];
     let f = from_journal(&lines);
-    assert_eq!(f.line(f.journal_duration().unwrap()), "▸ child 3f2a \"check the logs\" · done · 3.1 s · 1.8k tokens · 2 commands");
+    assert_eq!(
+        f.line(f.journal_duration().unwrap()),
+        "▸ child 3f2a \"check the logs\" · done · 3.1 s · 1.8k tokens · 2 commands"
+    );
     assert_eq!(f.answer(), "Two timeouts.");
 }
 
@@ -68,12 +82,7 @@ fn the_same_line_from_the_journal() {
 fn refusals_failures_and_long_instructions() {
     let mut f = Fold::new("a very long instruction that goes on and on, well past what one line can hold");
     f.event(&AgentEvent::Error { message: "not started: too deep".into(), kind: "depth".into() });
-    f.event(&AgentEvent::Result {
-        status: RunStatus::Error,
-        exit_code: 77,
-        usage: TokenUsage::default(),
-        commands: 0,
-    });
+    f.event(&AgentEvent::Result { status: RunStatus::Error, exit_code: 77, usage: TokenUsage::default(), commands: 0 });
     let line = f.line(Duration::from_millis(20));
     assert!(line.starts_with("▸ child ---- \"a very long instruction that goes on and on, we…\" · refused · 0.0 s · 0 tokens · 0 commands"), "{line}");
     let mut f = Fold::new("x");
@@ -86,7 +95,12 @@ fn refusals_failures_and_long_instructions() {
         runs_as: None,
         note: None,
     });
-    f.event(&AgentEvent::Result { status: RunStatus::Cancelled, exit_code: 130, usage: TokenUsage { input: 900, output: 0 }, commands: 1 });
+    f.event(&AgentEvent::Result {
+        status: RunStatus::Cancelled,
+        exit_code: 130,
+        usage: TokenUsage { input: 900, output: 0 },
+        commands: 1,
+    });
     assert_eq!(f.line(Duration::from_secs(125)), "▸ child ---- \"x\" · cancelled · 2 min 5 s · 900 tokens · 1 command");
     assert_eq!(tokens(2_400_000), "2.4M tokens");
     assert_eq!(seconds(Duration::from_secs(42)), "42 s");

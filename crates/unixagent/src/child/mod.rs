@@ -51,7 +51,12 @@ pub fn refuse(r: &Refusal, json: bool) -> i32 {
     if json {
         let events = [
             AgentEvent::Error { message: r.line(), kind: r.kind().into() },
-            AgentEvent::Result { status: RunStatus::Error, exit_code: r.exit_code(), usage: TokenUsage::default(), commands: 0 },
+            AgentEvent::Result {
+                status: RunStatus::Error,
+                exit_code: r.exit_code(),
+                usage: TokenUsage::default(),
+                commands: 0,
+            },
         ];
         for e in events {
             let _ = crate::terminal::out(e.to_line().as_bytes());

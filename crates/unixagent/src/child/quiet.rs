@@ -89,6 +89,9 @@ mod tests {
         let text = "{\"type\":\"text\",\"text\":\"All good.\"}\n\
                     {\"type\":\"result\",\"status\":\"ok\",\"exit_code\":0,\"usage\":{\"input\":10,\"output\":5},\"commands\":0}\n";
         let fold = super::super::fold::from_ndjson("check", text);
-        assert_eq!(render(&fold, Duration::from_millis(500)), "▸ child ---- \"check\" · done · 0.5 s · 15 tokens · 0 commands\nAll good.\n");
+        assert_eq!(
+            render(&fold, Duration::from_millis(500)),
+            "▸ child ---- \"check\" · done · 0.5 s · 15 tokens · 0 commands\nAll good.\n"
+        );
     }
 }

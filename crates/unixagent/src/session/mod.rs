@@ -183,7 +183,8 @@ async fn run_async(opts: Options, batch: Option<BatchOptions>) -> anyhow::Result
         (OsString::from(shell::SESSION_ENV), OsString::from(&id)),
         (OsString::from("UNIXAGENT_PID"), OsString::from(std::process::id().to_string())),
     ];
-    env.extend(trace.shell_env(opts.agent.telemetry.sink().ok().flatten().map(|s| s.url()).as_deref()));
+    let telemetry = opts.agent.telemetry.clone();
+    env.extend(trace.shell_env(telemetry.sink().ok().flatten().map(|s| s.url()).as_deref()));
     if let Some(j) = &journal {
         env.push((OsString::from("UNIXAGENT_JOURNAL"), j.path().as_os_str().to_owned()));
     }
@@ -317,6 +318,8 @@ async fn run_async(opts: Options, batch: Option<BatchOptions>) -> anyhow::Result
     let code = s.run(&master, keys, &mut signals).await;
     s.journal(ua_protocol::journal::JournalEntry::SessionEnd { exit_code: Some(code) });
     drop(raw);
+    let journal = s.agent.journal.as_ref().map(|j| j.path().to_path_buf());
+    crate::trace::session_ended(journal.as_deref(), &s.agent.session_id, &telemetry);
     Ok(code)
 }
 

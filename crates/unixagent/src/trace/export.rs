@@ -18,11 +18,27 @@ pub struct TelemetryConfig {
     /// An OTLP/HTTP collector (`http://host:4318`): each session sends its
     /// spans there when it ends.
     pub otlp_endpoint: Option<String>,
+    /// Which agent commands are typed carrying their trace context
+    /// (`TRACEPARENT` …): those that start a unixagent, all, or none.
+    pub command_context: CommandContext,
+}
+
+/// `[telemetry] command_context`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CommandContext {
+    /// Commands that start a child agent (the default): the person's own
+    /// hooks see the wrapping only there.
+    #[default]
+    Children,
+    /// Every agent command, for traced programs of one's own.
+    All,
+    Off,
 }
 
 impl Default for TelemetryConfig {
     fn default() -> Self {
-        Self { enabled: true, sink: None, otlp_endpoint: None }
+        Self { enabled: true, sink: None, otlp_endpoint: None, command_context: CommandContext::Children }
     }
 }
 
@@ -63,13 +79,13 @@ pub fn export(cfg: &TelemetryConfig, trace: Option<&str>, since: Option<&str>) -
     let dir = sink.path().parent().unwrap_or(Path::new("/"));
     let file = sink.path().file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let keep = |s: &Span| s.end_ns >= since_ns && trace.is_none_or(|t| s.trace_id == t);
-    let (mut spans, skipped) = if file == sink::FILE {
-        sink::read_all(dir, keep)
-    } else {
-        sink::read_file(sink.path(), keep)
-    };
+    let (mut spans, skipped) =
+        if file == sink::FILE { sink::read_all(dir, keep) } else { sink::read_file(sink.path(), keep) };
     if skipped > 0 {
-        eprintln!("unixagent: {skipped} line{} of the trace files are not spans and were skipped", if skipped == 1 { "" } else { "s" });
+        eprintln!(
+            "unixagent: {skipped} line{} of the trace files are not spans and were skipped",
+            if skipped == 1 { "" } else { "s" }
+        );
     }
     if spans.is_empty() {
         eprintln!("unixagent: no spans{}", if trace.is_some() { " in that trace" } else { "" });
@@ -83,4 +99,3 @@ pub fn export(cfg: &TelemetryConfig, trace: Option<&str>, since: Option<&str>) -
     out.flush().map_err(|e| format!("writing the export failed: {e}"))?;
     Ok(0)
 }
-

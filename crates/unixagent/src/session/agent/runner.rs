@@ -68,14 +68,23 @@ impl Session {
             return;
         }
         self.agent.shell_ready = false;
+        // A command that starts a child agent runs with its own trace
+        // context (its TRACEPARENT), so the child joins the trace under it.
+        let typed = crate::trace::typed_command(
+            &self.agent.opts.telemetry,
+            &self.shell_path,
+            &self.agent.session_id,
+            self.agent.turn_no,
+            &p,
+        );
         let mut line = Vec::new();
-        if p.command.contains('\n') {
+        if typed.contains('\n') {
             // A bracketed paste keeps a multi-line command one command line.
             line.extend_from_slice(b"\x1b[200~");
-            line.extend_from_slice(p.command.as_bytes());
+            line.extend_from_slice(typed.as_bytes());
             line.extend_from_slice(b"\x1b[201~");
         } else {
-            line.extend_from_slice(p.command.as_bytes());
+            line.extend_from_slice(typed.as_bytes());
         }
         line.push(b'\r');
         // The ledger: written (and synced, unless read-only) before the
