@@ -37,7 +37,8 @@ doc:
 # Throughput, echo latency, startup and idle cost of the PTY proxy, next to
 # `script -q` and a bare PTY; then the agent loop's latencies (a text chunk
 # to the screen, a tool call to the shell); the safety pipeline's cost per
-# decision; the secret scrubber's throughput. UA_BENCH_QUICK=1 runs a short
+# decision; the secret scrubber's throughput; the task board (claims at
+# once, reading a big board, the watcher). UA_BENCH_QUICK=1 runs a short
 # version.
 bench:
 	$(CARGO) build --release -p unixagent
@@ -45,6 +46,7 @@ bench:
 	$(CARGO) bench -p unixagent --bench agent
 	$(CARGO) bench -p unixagent --bench sandbox
 	$(CARGO) bench -p unixagent --bench sessions
+	$(CARGO) bench -p unixagent --bench board
 	$(CARGO) bench -p ua-sandbox --bench proxy
 	$(CARGO) bench -p ua-policy --bench pipeline
 	$(CARGO) bench -p ua-context --bench scrub

@@ -16,7 +16,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 cargo=${CARGO:-cargo}
 seconds=${FUZZ_SECONDS:-30}
-all=(anthropic_sse openai_sse classify)
+all=(anthropic_sse openai_sse classify osc proxy_head)
 if [ $# -gt 0 ]; then targets=("$@"); else targets=("${all[@]}"); fi
 
 if ! "$cargo" fuzz --version >/dev/null 2>&1; then
@@ -49,6 +49,10 @@ for target in "${targets[@]}"; do
         classify)
             seeds=$(classify_seeds)
             extra=(-dict=classify.dict)
+            ;;
+        osc | proxy_head)
+            seeds=seeds/$target
+            extra=(-dict=$target.dict)
             ;;
         *)
             echo "fuzz/run.sh: unknown target '$target'; the targets are: ${all[*]}." >&2

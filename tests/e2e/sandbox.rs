@@ -15,10 +15,10 @@ use serde_json::Value;
 
 use crate::support::*;
 
-struct Out {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
+pub(crate) struct Out {
+    pub(crate) code: Option<i32>,
+    pub(crate) stdout: String,
+    pub(crate) stderr: String,
 }
 
 /// A home with credentials, start-up files, unixagent's own files and a
@@ -89,7 +89,7 @@ impl Box {
     }
 }
 
-fn output(mut c: Command) -> Out {
+pub(crate) fn output(mut c: Command) -> Out {
     let o = c.output().expect("run");
     Out {
         code: o.status.code(),
@@ -527,12 +527,24 @@ fn the_network_is_the_proxy_and_the_proxy_is_the_allowlist() {
 /// stdin piped: `instruction` is sent, every approval request is allowed,
 /// and the lines of stdout come back once unixagent has exited.
 fn batch(b: &Box, server: &ua_testkit::provider::FakeProvider, instruction: &str, filter: bool) -> (Out, Vec<Value>) {
-    use std::io::{BufRead as _, Write as _};
     b.write(".config/unixagent/config.toml", "[judge]\nmode = \"off\"\n");
+    batch_in(b.dir.path(), &b.path("proj"), server, instruction, filter)
+}
+
+/// [`batch`] for any home (whose config turns the judge off) and working
+/// directory.
+pub(crate) fn batch_in(
+    home: &Path,
+    cwd: &Path,
+    server: &ua_testkit::provider::FakeProvider,
+    instruction: &str,
+    filter: bool,
+) -> (Out, Vec<Value>) {
+    use std::io::{BufRead as _, Write as _};
     let mut c = Command::new(unixagent());
     c.args(["--shell", "/bin/bash", "--json"])
-        .current_dir(b.path("proj"))
-        .env("HOME", b.dir.path())
+        .current_dir(cwd)
+        .env("HOME", home)
         .env_remove("XDG_CONFIG_HOME")
         .env_remove("XDG_DATA_HOME")
         .env_remove("UNIXAGENT_CONFIG")
@@ -649,4 +661,55 @@ fn the_proxys_decisions_reach_the_model_and_the_audit_log() {
     assert_eq!(refused["decision"], "deny");
     assert!(refused["rule"].as_str().unwrap().starts_with("sandbox:proxy"), "{refused}");
     assert_eq!(refused["id"], allowed["id"], "both belong to the command's records");
+}
+
+#[test]
+fn an_agent_command_writes_the_sessions_board_and_nothing_else_of_the_data_directory() {
+    let b = Box::new();
+    let data = b.path(".local/share/unixagent");
+    // Each step prints what happened; the paths come from variables, so
+    // that the gate passes them on and the kernel is what decides.
+    let command = format!(
+        "U={ua}; D=\"$UNIXAGENT_BOARD/../..\"; \
+         $U board add 'from the sandbox' >/dev/null && echo BOARD-ADD-OK; \
+         echo '# plan' | $U board plan - && echo BOARD-PLAN-OK; \
+         $U board claim >/dev/null && echo BOARD-CLAIM-OK; \
+         (echo x >> \"$D/../audit.jsonl\") 2>/dev/null && echo AUDIT-WRITTEN || echo AUDIT-REFUSED; \
+         (cat \"$UNIXAGENT_JOURNAL\" >/dev/null) 2>/dev/null && echo JOURNAL-READ || echo JOURNAL-HIDDEN; \
+         (touch \"$UNIXAGENT_BOARD/../note\") 2>/dev/null && echo SESSION-WRITTEN || echo SESSION-REFUSED; \
+         (mkdir \"$D/other\") 2>/dev/null && echo SESSIONS-WRITTEN || echo SESSIONS-REFUSED; \
+         (ls \"$D\" >/dev/null) 2>/dev/null && echo SESSIONS-LISTED || echo SESSIONS-UNLISTED",
+        ua = unixagent().display()
+    );
+    let server = crate::agent::model(&format!(
+        "[[turn]]\ntool_calls = [{{ id = \"t1\", name = \"shell\", input = {{ command = {command:?} }} }}]\n[[turn]]\ntext = \"done\"\n"
+    ));
+    let (o, lines) = batch(&b, &server, "use the board", false);
+    let results = crate::agent::tool_results(&crate::agent::messages(&server, 1));
+    let (text, _) = &results[0];
+    for want in [
+        "BOARD-ADD-OK",
+        "BOARD-PLAN-OK",
+        "BOARD-CLAIM-OK",
+        "AUDIT-REFUSED",
+        "JOURNAL-HIDDEN",
+        "SESSION-REFUSED",
+        "SESSIONS-REFUSED",
+        "SESSIONS-UNLISTED",
+    ] {
+        assert!(
+            text.contains(want),
+            "{want} missing from the command's output:\n{text}\n---\n{}{}",
+            o.stdout,
+            o.stderr
+        );
+    }
+    let session = lines.iter().find(|v| v["type"] == "session").expect("a session event");
+    let dir = data.join("sessions").join(session["id"].as_str().expect("an id"));
+    let board = dir.join("board");
+    assert_eq!(std::fs::read_to_string(board.join("PLAN.md")).expect("the plan"), "# plan\n");
+    let claimed = std::fs::read_to_string(board.join("doing/1-from-the-sandbox.md")).expect("the claimed task");
+    assert!(claimed.contains(&format!("assignee: \"{}\"", session["id"].as_str().unwrap_or(""))), "{claimed}");
+    assert_eq!(std::fs::read_to_string(data.join("audit.jsonl")).expect("audit").lines().next(), Some("{\"audit\":1}"));
+    assert!(!dir.join("note").exists() && !data.join("sessions/other").exists());
 }

@@ -1,8 +1,9 @@
 //! Throughput of the secret scrubber, which runs on every chunk of text
 //! sent to a model: a mebibyte of ordinary output (ls, compiler, logs),
 //! of output mentioning tokens and passwords, and of command lines full of
-//! options. Prints the fastest of 30 runs, the least disturbed by other
-//! load. Run with `cargo bench -p ua-context --bench scrub` (`make bench`).
+//! options; and lines built to make a careless scanner quadratic (a
+//! thousand anchors on one line, unterminated quotes). Prints the fastest
+//! of 30 runs, the least disturbed by other load. Run with `cargo bench -p ua-context --bench scrub` (`make bench`).
 
 use std::hint::black_box;
 use std::time::Instant;
@@ -30,6 +31,18 @@ const COMMANDS: &[&str] = &[
     "cargo test -p ua-context token_refresh -- --nocapture",
 ];
 
+/// Lines that would take seconds if the work per anchor were not bounded.
+fn pathological() -> String {
+    [
+        "--token ".repeat(1000),
+        "mysql ".repeat(1000) + "-pfoo",
+        format!("x=1,{}", "password=a,".repeat(500)),
+        "--password '".repeat(50_000),
+        "a".repeat(200_000) + "key=" + &"b".repeat(200_000),
+    ]
+    .join("\n")
+}
+
 fn main() {
     let quick = std::env::var_os("UA_BENCH_QUICK").is_some();
     let runs = if quick { 5 } else { 30 };
@@ -54,4 +67,10 @@ fn main() {
         let mbps = text.len() as f64 / per.as_secs_f64() / 1e6;
         println!("scrub {name:<26} {} bytes in {per:>10.2?} ({mbps:.0} MB/s)", text.len());
     }
+    let text = pathological();
+    let start = Instant::now();
+    black_box(redact_secrets(black_box(&text)));
+    let took = start.elapsed();
+    let mbps = text.len() as f64 / took.as_secs_f64() / 1e6;
+    println!("scrub {:<26} {} bytes in {took:>10.2?} ({mbps:.0} MB/s)", "pathological lines", text.len());
 }

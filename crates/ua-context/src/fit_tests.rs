@@ -42,6 +42,7 @@ fn snapshot(lines: usize) -> ContextSnapshot {
         env: vec![],
         recent_output_lines: (0..lines).map(|i| format!("line number {i} of the terminal")).collect(),
         user_commands: vec![],
+        board: false,
     }
 }
 

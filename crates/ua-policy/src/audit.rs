@@ -6,7 +6,8 @@
 //! records from several unixagent processes do not interleave, and a crash
 //! can at worst leave a torn last line, which [`read`] skips. The default
 //! policy forbids agent commands to write anywhere in the data directory
-//! except kanban boards, so the agent cannot edit or remove the log.
+//! except the session task boards, so the agent cannot edit or remove the
+//! log.
 
 use crate::error::PolicyError;
 use crate::gate::{DecidedBy, Decision, Request};

@@ -103,6 +103,11 @@ pub enum AgentEvent {
         runs_as: Option<String>,
         /// A warning to read before approving (the judge's).
         note: Option<String>,
+        /// What the command leaves in the live shell to run later, one
+        /// line each (`alias ls: rm -rf ~/src`, `trap on EXIT: …`); empty
+        /// when it defines nothing.
+        #[serde(default)]
+        defines: Vec<String>,
     },
     /// The command with this id waits for an approval.
     ApprovalRequest { id: String, command: String, risk: String, reason: String },
@@ -119,6 +124,22 @@ pub enum AgentEvent {
     Notice { text: String },
     /// Something went wrong; `message` is the one sentence a person sees.
     Error { message: String, kind: String },
+    /// A task on the session's task board entered a state, whichever
+    /// process moved it (the agent, a child agent, the person). A task new
+    /// on the board enters `todo` with `from` null.
+    Task {
+        /// The task's id on the board.
+        id: u32,
+        title: String,
+        /// `todo`, `doing`, `blocked`, `review` or `done`.
+        state: String,
+        /// The state it left; null for a new task.
+        from: Option<String>,
+        /// The session id (or person) that claimed it.
+        assignee: Option<String>,
+        /// Why it is blocked, when `state` is `blocked`.
+        reason: Option<String>,
+    },
     /// The last event of a run, always.
     Result {
         status: RunStatus,
@@ -216,10 +237,11 @@ mod tests {
             rule: None,
             runs_as: None,
             note: None,
+            defines: Vec::new(),
         };
         assert_eq!(
             wire(&e),
-            json!({"type": "command", "id": "t1", "command": "ls", "risk": "read_only", "decision": "allow", "rule": null, "runs_as": null, "note": null})
+            json!({"type": "command", "id": "t1", "command": "ls", "risk": "read_only", "decision": "allow", "rule": null, "runs_as": null, "note": null, "defines": []})
         );
         let r = AgentEvent::CommandResult {
             id: "t1".into(),
@@ -240,6 +262,14 @@ mod tests {
                 journal: Some("/j".into()),
                 shell: "/bin/bash".into(),
                 cwd: "/w".into(),
+            },
+            AgentEvent::Task {
+                id: 3,
+                title: "Test the parser".into(),
+                state: "blocked".into(),
+                from: Some("doing".into()),
+                assignee: Some("s".into()),
+                reason: Some("needs a key".into()),
             },
             AgentEvent::Result {
                 status: RunStatus::Cancelled,

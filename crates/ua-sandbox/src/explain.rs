@@ -50,16 +50,22 @@ pub fn explain(rules: &Rules, cwd: &Path, output: &str, decisions: &[Decision], 
     }
     let mut denial_seen = false;
     let mut network_seen = false;
-    let mut no_create: Option<Vec<std::path::PathBuf>> = None;
+    // The rules as the launcher applied them (links followed), worked out
+    // at the first denial.
+    let mut applied: Option<crate::normalise::Normalised> = None;
     for line in output.lines() {
         let lower = line.to_ascii_lowercase();
         if DENIED.iter().any(|m| lower.contains(m)) {
             denial_seen = true;
             let write_error = lower.contains("read-only file system");
             for path in paths_in(line) {
-                let path = absolute(cwd, &path);
-                let no_create = no_create.get_or_insert_with(|| rules.no_create_dirs());
-                if let Some(text) = denial(rules, no_create, &path, write_error) {
+                let shown = absolute(cwd, &path);
+                // Matched as the kernel saw it: the rules name where
+                // symbolic links lead.
+                let path = crate::normalise::resolve(&shown, &crate::normalise::Host).path;
+                let applied =
+                    applied.get_or_insert_with(|| crate::normalise::normalise(rules, &crate::normalise::Host));
+                if let Some(text) = denial(applied, &path, write_error).map(|t| format!("{}: {t}", shown.display())) {
                     push(&mut out, text);
                 }
             }
@@ -81,20 +87,31 @@ pub fn explain(rules: &Rules, cwd: &Path, output: &str, decisions: &[Decision], 
     out
 }
 
-/// What the rules say about a refused access to `path`, if they explain it.
-fn denial(rules: &Rules, no_create: &[std::path::PathBuf], path: &Path, write_error: bool) -> Option<String> {
+/// What the rules say about a refused access to `path` (where its links
+/// lead), if they explain it; the text follows the path as the command
+/// named it.
+fn denial(applied: &crate::normalise::Normalised, path: &Path, write_error: bool) -> Option<String> {
+    let rules = &applied.rules;
     if let Some(r) = covering(&rules.read_deny, path) {
-        return Some(format!("{}: hidden by the sandbox ({}: {})", path.display(), r.path.display(), r.source));
+        return Some(format!("hidden by the sandbox ({}: {})", r.path.display(), r.source));
     }
     if let Some(r) = covering(&rules.write_protect, path) {
-        return Some(format!("{}: never written in the sandbox ({}: {})", path.display(), r.path.display(), r.source));
+        return Some(format!("never written in the sandbox ({}: {})", r.path.display(), r.source));
     }
-    if let Some(dir) = path.parent().filter(|d| no_create.iter().any(|n| n == d))
+    let parent_in = |list: &[std::path::PathBuf]| path.parent().filter(|d| list.iter().any(|n| n == d));
+    if let Some(dir) = parent_in(&applied.no_remove)
+        && path.symlink_metadata().is_ok()
+    {
+        return Some(format!(
+            "nothing can be removed or renamed directly in {} in the sandbox, since a symbolic link there leads to a protected file and must stay (what is there stays writable)",
+            dir.display()
+        ));
+    }
+    if let Some(dir) = parent_in(&applied.no_create)
         && path.symlink_metadata().is_err()
     {
         return Some(format!(
-            "{}: nothing new can be made directly in {} in the sandbox, since start-up files that do not exist there yet could not be protected otherwise (what is there stays writable; work in a directory below it)",
-            path.display(),
+            "nothing new can be made directly in {} in the sandbox, since start-up files that do not exist there yet, or the symbolic links that lead to protected files, could not be protected otherwise (what is there stays writable; work in a directory below it)",
             dir.display()
         ));
     }
@@ -102,8 +119,7 @@ fn denial(rules: &Rules, no_create: &[std::path::PathBuf], path: &Path, write_er
         let roots: Vec<String> = rules.write_roots.iter().map(|r| r.path.display().to_string()).collect();
         let kind = if write_error { "writes" } else { "writes (reads are allowed)" };
         return Some(format!(
-            "{}: outside the directories the sandbox lets commands write ({kind} go only to {})",
-            path.display(),
+            "outside the directories the sandbox lets commands write ({kind} go only to {})",
             roots.join(", ")
         ));
     }

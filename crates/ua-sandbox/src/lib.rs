@@ -8,6 +8,9 @@
 //!   is never written, which hosts the network reaches), each rule with
 //!   where it came from. Pure values; the caller compiles them from the
 //!   policy.
+//! - [`normalise`]: the rules against what is on disk (links followed,
+//!   each path once, nothing inside what covers it), before anything is
+//!   applied; a pure function of the rules and a filesystem lookup.
 //! - [`proxy`]: the allowlisting HTTP/HTTPS proxy, the only way out to the
 //!   network for a sandboxed process.
 //! - `linux`: Landlock, seccomp and namespaces, applied in a launcher
@@ -22,6 +25,7 @@
 pub mod explain;
 #[cfg(target_os = "linux")]
 pub mod linux;
+pub mod normalise;
 pub mod proxy;
 pub mod rules;
 pub mod seatbelt;

@@ -4,10 +4,14 @@
 //! sandboxed program (unixagent re-executes itself for that: a ruleset
 //! only binds the thread that applies it and what it starts). In order:
 //!
+//! 0. **Normalising** the rules against what is on disk now
+//!    ([`crate::normalise`]): links followed, each path once, nothing
+//!    inside what already covers it, so that no combination of what a
+//!    home holds makes a step below fail.
 //! 1. **Namespaces**, where unprivileged user namespaces exist: a user
 //!    namespace (the user's own uid mapped to itself), a mount namespace
 //!    and a network namespace.
-//! 2. **Carve-outs** in the mount namespace. Landlock only grants: it
+//! 2. **Carve-outs** (`linux/mounts.rs`) in the mount namespace. Landlock only grants: it
 //!    cannot take `.git/hooks` out of a writable working tree. Each
 //!    protected path inside a write root is bound onto itself read-only,
 //!    and each directory between the root and it is bound onto itself
@@ -15,7 +19,8 @@
 //!    rename or remove a mount point (`EBUSY`), so `mv .git .g` followed by
 //!    a new `.git/hooks` does not get around the protection. Hidden paths
 //!    inside a write root are bound read-only the same way, so nothing can
-//!    be created in or removed from them.
+//!    be created in or removed from them. A bind that fails names its path
+//!    and rule and ends set-up (enforce), or is reported (best-effort).
 //! 3. **Network**: in the network namespace only loopback exists. When
 //!    hosts are allowed, the launcher listens on loopback there and hands
 //!    the listening socket to unixagent over a Unix socket; unixagent's
@@ -34,7 +39,6 @@
 //! 6. `NoNewPrivs` (set with the Landlock ruleset), and for root the
 //!    capability bounding set emptied, so an exec'd program gains nothing.
 
-use std::ffi::CString;
 use std::io::Write as _;
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
@@ -45,7 +49,10 @@ use landlock::{
 };
 use serde::{Deserialize, Serialize};
 
+use crate::normalise::{Host, Normalised, normalise};
 use crate::rules::{Mode, Rules};
+
+mod mounts;
 
 /// The Landlock ABI the rulesets are written for.
 const TARGET_ABI: ABI = ABI::V7;
@@ -148,7 +155,8 @@ pub struct ProxyPlan {
     /// namespace.
     pub host_port: u16,
     /// A Unix socket on which unixagent takes the listening socket made
-    /// inside the network namespace.
+    /// inside the network namespace. The launcher connects to it before
+    /// anything else (see [`connect_handoff`]).
     pub handoff: PathBuf,
 }
 
@@ -173,8 +181,9 @@ pub enum SandboxError {
         "the sandbox cannot be enforced here: {0}; agent commands will not run (set sandbox.mode = \"best-effort\" in config.toml to run them with what can be enforced)"
     )]
     Unsupported(String),
-    /// A step failed.
-    #[error("setting up the sandbox failed: {0}")]
+    /// A step of setting it up failed; the text names the step, what it
+    /// was for and what to do.
+    #[error("the sandbox could not be set up: {0}")]
     Setup(String),
 }
 
@@ -182,22 +191,51 @@ fn setup(what: &str) -> impl Fn(std::io::Error) -> SandboxError + '_ {
     move |e| SandboxError::Setup(format!("{what}: {e}"))
 }
 
+/// Connects to the proxy's hand-over socket. The launcher does this first,
+/// before namespaces: the socket's directory can then be removed at once,
+/// and the connected stream works from inside the new network namespace.
+pub fn connect_handoff(plan: &ProxyPlan) -> Result<std::os::unix::net::UnixStream, SandboxError> {
+    std::os::unix::net::UnixStream::connect(&plan.handoff).map_err(|e| {
+        SandboxError::Setup(format!(
+            "reaching unixagent's proxy at {} failed: {e}; the unixagent that started this command has probably exited",
+            plan.handoff.display()
+        ))
+    })
+}
+
 /// Applies `spec` to this process, which must be single-threaded and
-/// about to exec the sandboxed program. Sets the proxy variables in the
-/// environment when there is network.
-pub fn apply(spec: &Spec) -> Result<Enforced, SandboxError> {
-    let rules = &spec.rules;
+/// about to exec the sandboxed program; `handoff` is the stream
+/// [`connect_handoff`] made when the spec has a proxy. Sets the proxy
+/// variables in the environment when there is network.
+pub fn apply(spec: &Spec, handoff: Option<std::os::unix::net::UnixStream>) -> Result<Enforced, SandboxError> {
     let mut report = Enforced::default();
     let abi = landlock_abi();
     let namespaces = !spec.nested && enter_namespaces().is_ok();
-    let missing = if spec.nested { nested_shortfalls(abi) } else { shortfalls(abi, namespaces, rules) };
+    let mut plan = normalise(&spec.rules, &Host);
+    if namespaces && mounts::make_hook_dirs(&plan.rules) {
+        plan = normalise(&spec.rules, &Host);
+    }
+    let rules = &plan.rules;
+    let cwd = std::env::current_dir().map_err(setup("reading the working directory"))?;
+    if let Some(h) = rules.read_deny.iter().find(|h| cwd.starts_with(&h.path)) {
+        return Err(SandboxError::Setup(format!(
+            "the working directory {} is hidden by the rule for {} ({}), so nothing could run there; start in another directory",
+            cwd.display(),
+            h.path.display(),
+            h.source
+        )));
+    }
+    let mut missing = if spec.nested { nested_shortfalls(abi) } else { shortfalls(abi, namespaces, rules) };
+    // The task board is opened before anything hides the directory it is
+    // in, so that it can be mounted back at its own path; and after the
+    // mount namespace is entered, since a bind's source must be a mount of
+    // the namespace it is made in.
+    let board = mounts::open_board(rules)?;
     if namespaces {
-        make_hook_dirs(rules);
-        carve_out(&carve_out_targets(rules))?;
+        missing.extend(mounts::carve_out(&mounts::targets(rules), rules.mode, board.as_ref())?);
         // The working directory still points into the mounts as they were:
         // look it up again, through the carve-outs.
-        let cwd = std::env::current_dir().map_err(setup("reading the working directory"))?;
-        std::env::set_current_dir(&cwd).map_err(setup("entering the working directory"))?;
+        std::env::set_current_dir(&cwd).map_err(setup("entering the working directory again"))?;
     }
     // The network.
     let mut connect_port = None;
@@ -205,8 +243,8 @@ pub fn apply(spec: &Spec) -> Result<Enforced, SandboxError> {
         report.network = "the enclosing sandbox's network namespace and proxy".into();
     } else if namespaces {
         loopback_up()?;
-        if let Some(plan) = &spec.proxy {
-            let port = hand_over_listener(&plan.handoff)?;
+        if let Some(stream) = handoff.filter(|_| spec.proxy.is_some()) {
+            let port = hand_over_listener(&stream)?;
             report.network = "network namespace: loopback only, the allowlisting proxy bridged in".into();
             report.proxy_port = Some(port);
         } else {
@@ -228,7 +266,7 @@ pub fn apply(spec: &Spec) -> Result<Enforced, SandboxError> {
         return Err(SandboxError::Unsupported(missing.join("; ")));
     }
     report.gaps = missing;
-    landlock(rules, abi, !namespaces && !spec.nested, connect_port, &mut report)?;
+    landlock(&plan, abi, !namespaces && !spec.nested, connect_port, board.as_ref().map(|b| b.path.as_path()), &mut report)?;
     seccomp()?;
     drop_root_capabilities()?;
     // SAFETY: the launcher is single-threaded.
@@ -257,16 +295,18 @@ pub fn nested_shortfalls(landlock_abi: i32) -> Vec<String> {
     }
 }
 
-/// What `rules` need and a kernel with this Landlock ABI, with or without
-/// user namespaces, cannot enforce: one phrase each.
+/// What normalised `rules` need and a kernel with this Landlock ABI, with
+/// or without user namespaces, cannot enforce: one phrase each.
 pub fn shortfalls(landlock_abi: i32, namespaces: bool, rules: &Rules) -> Vec<String> {
     let mut missing = Vec::new();
     if landlock_abi < 1 {
         missing.push("Landlock is not available in this kernel, so nothing confines the filesystem".to_string());
     }
     if !namespaces {
-        let targets = carve_out_targets(rules);
-        let inside = inside_roots(rules, &targets);
+        let targets = mounts::targets(rules);
+        let inside = rules.write_roots.iter().map(|r| r.path.as_path());
+        let inside: Vec<&Path> =
+            targets.iter().map(|t| t.path.as_path()).filter(|p| inside.clone().any(|r| p.starts_with(r))).collect();
         if !inside.is_empty() {
             // Outside the write roots Landlock alone keeps hidden contents
             // unread; inside them only the mounts protect anything.
@@ -299,153 +339,9 @@ fn enter_namespaces() -> Result<(), SandboxError> {
     write("/proc/self/uid_map", format!("{uid} {uid} 1"))?;
     write("/proc/self/gid_map", format!("{gid} {gid} 1"))?;
     // Nothing mounted here may propagate back to the host.
-    mount(None, Path::new("/"), None, libc::MS_REC | libc::MS_PRIVATE).map_err(setup("making mounts private"))?;
+    mounts::mount(None, Path::new("/"), None, libc::MS_REC | libc::MS_PRIVATE)
+        .map_err(setup("making mounts private"))?;
     Ok(())
-}
-
-/// How a carve-out is bound.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-enum Bind {
-    /// Onto itself, writable: pinned, so it cannot be renamed or removed.
-    Pin,
-    /// Onto itself, read-only.
-    ReadOnly,
-    /// Hidden: an empty, unreadable directory or device over it.
-    Hide,
-}
-
-/// The binds that keep protected paths inside write roots intact and
-/// hide hidden paths wherever they are, in the order they must be made (a directory before what lies
-/// below it, since a later bind above would not carry the earlier one).
-/// A repository without `.git/hooks` gets it, empty (as `git init` makes
-/// it), so that it can be bound read-only: `.git` itself must stay open to
-/// new entries (lock files), so a missing hook directory could otherwise
-/// be made inside the sandbox and run outside it.
-fn make_hook_dirs(rules: &Rules) {
-    use std::os::unix::fs::DirBuilderExt;
-    for p in &rules.write_protect {
-        let is_hooks = p.path.file_name().is_some_and(|n| n == "hooks")
-            && p.path.parent().is_some_and(|g| g.file_name().is_some_and(|n| n == ".git") && g.is_dir());
-        if is_hooks && p.path.symlink_metadata().is_err() {
-            let _ = std::fs::DirBuilder::new().mode(0o755).create(&p.path);
-        }
-    }
-}
-
-fn carve_out_targets(rules: &Rules) -> Vec<(PathBuf, Bind)> {
-    let mut out: Vec<(PathBuf, Bind)> = Vec::new();
-    let protected = rules.write_protect.iter().map(|r| (r.path.as_path(), Bind::ReadOnly));
-    let hidden = rules.read_deny.iter().map(|r| (r.path.as_path(), Bind::Hide));
-    for (path, how) in protected.chain(hidden) {
-        // The outermost root holding it: every directory between that root
-        // and the path could be renamed away.
-        let roots = rules.write_roots.iter().map(|r| r.path.as_path()).filter(|root| path.starts_with(root));
-        let root = roots.min_by_key(|root| root.components().count());
-        if std::fs::symlink_metadata(path).is_err() {
-            continue;
-        }
-        let Some(root) = root else {
-            // Outside every write root Landlock already refuses writes and,
-            // by enumeration, reads; a hidden directory's names would still
-            // list, so it is covered too.
-            if how == Bind::Hide && !out.iter().any(|(p, _)| p == path) {
-                out.push((path.to_path_buf(), how));
-            }
-            continue;
-        };
-        let mut between: Vec<&Path> =
-            path.ancestors().skip(1).take_while(|a| *a != root && a.starts_with(root)).collect();
-        between.reverse();
-        for a in between {
-            if !out.iter().any(|(p, _)| p == a) {
-                out.push((a.to_path_buf(), Bind::Pin));
-            }
-        }
-        match out.iter_mut().find(|(p, _)| p == path) {
-            Some(entry) => entry.1 = entry.1.max(how),
-            None => out.push((path.to_path_buf(), how)),
-        }
-    }
-    // Shallow first, so each bind carries the ones above it.
-    out.sort_by_key(|(p, _)| p.components().count());
-    out
-}
-
-fn inside_roots<'a>(rules: &Rules, targets: &'a [(PathBuf, Bind)]) -> Vec<&'a Path> {
-    let inside = |p: &Path| rules.write_roots.iter().any(|r| p.starts_with(&r.path));
-    targets.iter().map(|(p, _)| p.as_path()).filter(|p| inside(p)).collect()
-}
-
-fn carve_out(targets: &[(PathBuf, Bind)]) -> Result<(), SandboxError> {
-    for (path, bind) in targets {
-        let what = format!("protecting {}", path.display());
-        if *bind == Bind::Hide {
-            let hide = libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC;
-            if path.is_dir() {
-                mount_data(Some(Path::new("none")), path, Some("tmpfs"), hide, "mode=000,size=4k")
-                    .map_err(setup(&what))?;
-            } else {
-                // The null device, on a mount where devices cannot be
-                // opened: every open fails with EACCES.
-                mount(Some(Path::new("/dev/null")), path, None, libc::MS_BIND).map_err(setup(&what))?;
-                mount(None, path, None, libc::MS_BIND | libc::MS_REMOUNT | hide).map_err(setup(&what))?;
-            }
-            continue;
-        }
-        mount(Some(path), path, None, libc::MS_BIND | libc::MS_REC).map_err(setup(&what))?;
-        if *bind == Bind::ReadOnly {
-            // A remount must keep the flags the kernel locked on the
-            // original mount (nosuid, nodev, noexec), or it is refused.
-            let locked = locked_flags(path);
-            mount(None, path, None, libc::MS_BIND | libc::MS_REMOUNT | libc::MS_RDONLY | locked)
-                .map_err(setup(&what))?;
-        }
-    }
-    Ok(())
-}
-
-/// The mount flags of the filesystem holding `path` that a remount in a
-/// user namespace must keep.
-fn locked_flags(path: &Path) -> libc::c_ulong {
-    let Ok(c) = CString::new(path.as_os_str().as_encoded_bytes()) else { return 0 };
-    // SAFETY: statvfs writes into the zeroed struct we pass.
-    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
-    // SAFETY: `c` is a valid C string and `st` a valid out pointer.
-    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
-        return 0;
-    }
-    let pairs = [
-        (libc::ST_NOSUID, libc::MS_NOSUID),
-        (libc::ST_NODEV, libc::MS_NODEV),
-        (libc::ST_NOEXEC, libc::MS_NOEXEC),
-        (libc::ST_NOATIME, libc::MS_NOATIME),
-        (libc::ST_NODIRATIME, libc::MS_NODIRATIME),
-        (libc::ST_RELATIME, libc::MS_RELATIME),
-    ];
-    pairs.iter().filter(|(st_flag, _)| st.f_flag & st_flag != 0).fold(0, |acc, (_, ms)| acc | ms)
-}
-
-fn mount(source: Option<&Path>, target: &Path, fstype: Option<&str>, flags: libc::c_ulong) -> std::io::Result<()> {
-    mount_data(source, target, fstype, flags, "")
-}
-
-fn mount_data(
-    source: Option<&Path>,
-    target: &Path,
-    fstype: Option<&str>,
-    flags: libc::c_ulong,
-    data: &str,
-) -> std::io::Result<()> {
-    let c = |p: &Path| CString::new(p.as_os_str().as_encoded_bytes()).map_err(std::io::Error::other);
-    let source = source.map(c).transpose()?;
-    let target = c(target)?;
-    let fstype = fstype.map(CString::new).transpose().map_err(std::io::Error::other)?;
-    let data = (!data.is_empty()).then(|| CString::new(data)).transpose().map_err(std::io::Error::other)?;
-    let ptr = |s: &Option<CString>| s.as_ref().map_or(std::ptr::null(), |s| s.as_ptr());
-    // SAFETY: every pointer is null or a valid C string that outlives the call.
-    let rc =
-        unsafe { libc::mount(ptr(&source), target.as_ptr(), ptr(&fstype), flags, ptr(&data).cast::<libc::c_void>()) };
-    if rc == 0 { Ok(()) } else { Err(std::io::Error::last_os_error()) }
 }
 
 /// Brings up `lo` in the new network namespace.
@@ -478,12 +374,11 @@ fn loopback_up() -> Result<(), SandboxError> {
 }
 
 /// Listens on loopback inside the network namespace and sends the socket
-/// to unixagent over `handoff`. Returns the port.
-fn hand_over_listener(handoff: &Path) -> Result<u16, SandboxError> {
+/// to unixagent over `stream`. Returns the port.
+fn hand_over_listener(stream: &std::os::unix::net::UnixStream) -> Result<u16, SandboxError> {
     use nix::sys::socket::{ControlMessage, MsgFlags, sendmsg};
     let listener = std::net::TcpListener::bind("127.0.0.1:0").map_err(setup("listening for the proxy"))?;
     let port = listener.local_addr().map_err(setup("listening for the proxy"))?.port();
-    let stream = std::os::unix::net::UnixStream::connect(handoff).map_err(setup("reaching unixagent's proxy"))?;
     let fds = [listener.as_raw_fd()];
     let payload = port.to_be_bytes();
     let iov = [std::io::IoSlice::new(&payload)];
@@ -494,13 +389,14 @@ fn hand_over_listener(handoff: &Path) -> Result<u16, SandboxError> {
 
 /// Applies the Landlock ruleset.
 fn landlock(
-    rules: &Rules,
+    plan: &Normalised,
     abi: i32,
     restrict_tcp: bool,
     connect_port: Option<u16>,
+    board: Option<&Path>,
     report: &mut Enforced,
 ) -> Result<(), SandboxError> {
-    let ll = |e: landlock::RulesetError| SandboxError::Setup(format!("Landlock: {e}"));
+    let ll = |e: landlock::RulesetError| SandboxError::Setup(format!("applying the Landlock rules failed: {e}"));
     let all = AccessFs::from_all(TARGET_ABI);
     let read = AccessFs::from_read(TARGET_ABI);
     // Best effort at first: what this kernel cannot enforce is judged
@@ -511,6 +407,7 @@ fn landlock(
     }
     ruleset = ruleset.scope(Scope::AbstractUnixSocket | Scope::Signal).map_err(ll)?;
     let mut created = ruleset.create().map_err(ll)?;
+    let rules = &plan.rules;
     let hidden: Vec<&Path> = rules.read_deny.iter().map(|r| r.path.as_path()).collect();
     let mut grants: Vec<(PathBuf, BitFlags<AccessFs>)> = Vec::new();
     // Listing directories is allowed everywhere; a hidden directory's
@@ -522,10 +419,13 @@ fn landlock(
     // files created in it later unwritable.
     // A protected path that does not exist yet has nothing to bind: in the
     // directories it would be made in, nothing new may be made (see
-    // `Rules::no_create_dirs`); what is in them stays writable.
-    let no_create = rules.no_create_dirs();
+    // `Normalised::no_create`); what is in them stays writable.
     for root in &rules.write_roots {
-        writable(&root.path, all, &no_create, &mut grants);
+        writable(&root.path, all, plan, &mut grants);
+    }
+    // The task board, inside the hidden data directory.
+    if let Some(b) = board {
+        grants.push((b.to_path_buf(), all));
     }
     // The terminal and the devices every shell writes to.
     for dev in
@@ -536,6 +436,11 @@ fn landlock(
     for (path, access) in &grants {
         let Ok(fd) = PathFd::new(path) else { continue };
         let access = if path.is_dir() { *access } else { *access & AccessFs::from_file(TARGET_ABI) };
+        // Rights that only concern directories, on something that is not
+        // one, leave nothing to grant (and Landlock refuses an empty rule).
+        if access.is_empty() {
+            continue;
+        }
         created = created.add_rule(PathBeneath::new(fd, access)).map_err(ll)?;
     }
     if let Some(port) = connect_port {
@@ -562,10 +467,11 @@ fn landlock(
 }
 
 /// Grants `all` on `dir`; or, when `dir` is one of the `no_create`
-/// directories, everything but making entries on `dir` itself and `all` on
-/// each of its entries (recursively where another lies below).
-fn writable(dir: &Path, all: BitFlags<AccessFs>, no_create: &[PathBuf], out: &mut Vec<(PathBuf, BitFlags<AccessFs>)>) {
-    if !no_create.iter().any(|n| n == dir) {
+/// directories, everything but making entries (and, in a `no_remove` one,
+/// removing them) on `dir` itself and `all` on each of its entries
+/// (recursively where another lies below).
+fn writable(dir: &Path, all: BitFlags<AccessFs>, plan: &Normalised, out: &mut Vec<(PathBuf, BitFlags<AccessFs>)>) {
+    if !plan.no_create.iter().any(|n| n == dir) {
         out.push((dir.to_path_buf(), all));
         return;
     }
@@ -576,7 +482,12 @@ fn writable(dir: &Path, all: BitFlags<AccessFs>, no_create: &[PathBuf], out: &mu
         | AccessFs::MakeFifo
         | AccessFs::MakeBlock
         | AccessFs::MakeSym;
-    out.push((dir.to_path_buf(), all & !make));
+    let remove = if plan.no_remove.iter().any(|n| n == dir) {
+        AccessFs::RemoveFile | AccessFs::RemoveDir
+    } else {
+        BitFlags::empty()
+    };
+    out.push((dir.to_path_buf(), all & !make & !remove));
     let Ok(entries) = std::fs::read_dir(dir) else { return };
     for entry in entries.flatten() {
         let path = entry.path();
@@ -587,8 +498,8 @@ fn writable(dir: &Path, all: BitFlags<AccessFs>, no_create: &[PathBuf], out: &mu
         if kind.is_symlink() {
             continue;
         }
-        if kind.is_dir() && no_create.iter().any(|n| n.starts_with(&path)) {
-            writable(&path, all, no_create, out);
+        if kind.is_dir() && plan.no_create.iter().any(|n| n.starts_with(&path)) {
+            writable(&path, all, plan, out);
         } else {
             out.push((path, all));
         }
@@ -614,6 +525,13 @@ fn enumerate(dir: &Path, access: BitFlags<AccessFs>, hidden: &[&Path], out: &mut
     }
     let Ok(entries) = std::fs::read_dir(dir) else { return };
     for entry in entries.flatten() {
+        // A rule is made through an open descriptor, which follows a
+        // symbolic link: granting one would grant where it points, hidden
+        // paths included. Access through a link is checked where it leads,
+        // and that place is enumerated under its own name.
+        if entry.file_type().is_ok_and(|t| t.is_symlink()) {
+            continue;
+        }
         enumerate(&entry.path(), access, hidden, out);
     }
 }
@@ -707,34 +625,6 @@ pub fn exec(program: &std::ffi::OsStr, args: &[std::ffi::OsString]) -> std::io::
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rules::PathRule;
-
-    #[test]
-    fn carve_outs_pin_the_directories_between_root_and_protected_path() {
-        let dir = std::env::temp_dir().join(format!("ua-sandbox-carve-{}", std::process::id()));
-        std::fs::create_dir_all(dir.join("proj/.git/hooks")).unwrap();
-        std::fs::write(dir.join("proj/.git/config"), "").unwrap();
-        let rules = Rules {
-            write_roots: vec![PathRule::new(dir.join("proj"), "t")],
-            write_protect: vec![
-                PathRule::new(dir.join("proj/.git/hooks"), "t"),
-                PathRule::new(dir.join("proj/.git/config"), "t"),
-                PathRule::new(dir.join("proj/missing"), "t"),
-                PathRule::new("/etc/passwd", "t"),
-            ],
-            ..Rules::default()
-        };
-        let t = carve_out_targets(&rules);
-        assert_eq!(
-            t,
-            vec![
-                (dir.join("proj/.git"), Bind::Pin),
-                (dir.join("proj/.git/hooks"), Bind::ReadOnly),
-                (dir.join("proj/.git/config"), Bind::ReadOnly),
-            ]
-        );
-        std::fs::remove_dir_all(&dir).unwrap();
-    }
 
     #[test]
     fn enumeration_leaves_hidden_paths_out() {

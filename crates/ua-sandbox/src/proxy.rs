@@ -40,7 +40,7 @@ use tokio::task::JoinSet;
 
 pub use allowlist::{Allowlist, Refusal, RefusalKind, Resolve, SystemResolver, is_internal};
 use allowlist::{bare, host_port};
-use head::{HeadError, Request, parse_request, read_head, response_head};
+use head::{HeadError, Request, Side, parse_request, read_head, response_head};
 
 /// How long a client has to send its request head: a client that sends
 /// nothing would otherwise hold a task and a socket for ever.
@@ -56,6 +56,18 @@ const LINGER: Duration = Duration::from_secs(1);
 pub const PROXY_VARS: &[&str] = &["HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"];
 /// The variables that would let clients go around it; removed.
 pub const NO_PROXY_VARS: &[&str] = &["NO_PROXY", "no_proxy"];
+
+/// The fuzz body shared by the cargo-fuzz target `proxy_head` and the
+/// tests: any bytes, read as a request head and as a response head, must
+/// not panic; a complete head must be found whole whatever prefix of it is
+/// read first; a request the proxy accepts must go upstream as exactly one
+/// well-formed request whose `Host` is the host the allowlist was asked
+/// about, without the proxy's own headers and closing after it; and a
+/// response must come back as one well-formed head with the server's
+/// status and exactly one `Connection: close`.
+pub fn check_any_head(data: &[u8]) {
+    head::check_any(data);
+}
 
 /// The proxy's URL for the variables, when it listens on loopback `port`.
 pub fn url(port: u16) -> String {
@@ -117,11 +129,13 @@ async fn handle(
 ) -> io::Result<()> {
     client.set_nodelay(true)?;
     let mut buf = Vec::new();
-    let end = match tokio::time::timeout(head_timeout, read_head(&mut client, &mut buf)).await {
+    let end = match tokio::time::timeout(head_timeout, read_head(&mut client, &mut buf, Side::Request)).await {
         Ok(Ok(end)) => end,
         Ok(Err(HeadError::TooLarge)) => {
-            return refuse(client, Status::TooLarge, "the request head is larger than 64 KiB").await;
+            let why = "the request head is larger than 64 KiB or has more than 256 header fields";
+            return refuse(client, Status::TooLarge, why).await;
         }
+        Ok(Err(HeadError::Malformed(why))) => return refuse(client, Status::BadRequest, &why).await,
         Ok(Err(HeadError::Closed)) => return Ok(()),
         Ok(Err(HeadError::Io(e))) => return Err(e),
         Err(_) => {
@@ -204,10 +218,10 @@ async fn relay_http(mut client: TcpStream, mut upstream: TcpStream, first: Vec<u
         // Interim responses (100 Continue) pass as they are; the final one
         // is told the connection closes after it.
         loop {
-            let end = match read_head(&mut upstream_rx, &mut buf).await {
+            let end = match read_head(&mut upstream_rx, &mut buf, Side::Response).await {
                 Ok(end) => end,
                 Err(HeadError::Io(e)) => return Err(e),
-                Err(HeadError::Closed | HeadError::TooLarge) => {
+                Err(HeadError::Closed | HeadError::TooLarge | HeadError::Malformed(_)) => {
                     let why = "the server did not send a valid HTTP response";
                     client_tx.write_all(&response(Status::BadGateway, why)).await?;
                     return client_tx.shutdown().await;

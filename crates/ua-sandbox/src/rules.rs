@@ -146,7 +146,19 @@ pub struct Rules {
     /// Hosts the proxy lets through; empty means no network at all.
     pub allow_hosts: Vec<HostRule>,
     pub mode: Mode,
+    /// Where task boards live: `path` is the sessions directory, and a
+    /// board is `<path>/<session id>/board`. The one board named by
+    /// [`BOARD_ENV`] where the sandbox is applied (the session's, which a
+    /// child agent inherits) is visible and writable whatever hides or
+    /// protects what lies around it: the one place of unixagent's data
+    /// that agent commands may write. `None`: no board is opened.
+    #[serde(default)]
+    pub boards: Option<PathRule>,
 }
+
+/// The variable naming the task board a session's shell and its child
+/// agents use; the launcher opens that board (see [`Rules::boards`]).
+pub const BOARD_ENV: &str = "UNIXAGENT_BOARD";
 
 /// The places the default rules are made of.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -239,19 +251,17 @@ impl Rules {
         }
         r.write_protect.push(PathRule::new(p.config_dir.clone(), "default: unixagent's config, policy and hooks"));
         r.write_protect.push(PathRule::new(p.data_dir.clone(), "default: unixagent's journals and audit log"));
-        for repo in repositories_of(&p.cwd) {
-            r.write_protect.push(PathRule::new(repo.join(".git/hooks"), "default: a repository's hooks"));
-            r.write_protect.push(PathRule::new(repo.join(".git/config"), "default: a repository's config"));
-        }
+        r.boards = Some(PathRule::new(p.data_dir.join("sessions"), "default: the session's task board"));
+        r.write_protect.extend(git_paths(&p.cwd));
         r.dedup();
         r
     }
 
-    /// Drops repeated paths and hosts, keeping the first of each.
+    /// Keeps each path once in each list, with the sources of its repeats
+    /// joined to the first; drops repeated hosts.
     pub fn dedup(&mut self) {
         for list in [&mut self.read_deny, &mut self.write_roots, &mut self.write_protect] {
-            let mut seen = std::collections::HashSet::new();
-            list.retain(|r| seen.insert(r.path.clone()));
+            join_repeats(list);
         }
         let mut seen = std::collections::HashSet::new();
         self.allow_hosts.retain(|h| seen.insert(h.host.clone().to_string()));
@@ -262,9 +272,41 @@ impl Rules {
         !self.allow_hosts.is_empty()
     }
 
-    /// Whether `path` and everything below it are hidden.
+    /// Whether `path` and everything below it are hidden. A task board
+    /// ([`Rules::boards`]) is not.
     pub fn hides(&self, path: &Path) -> bool {
-        self.read_deny.iter().any(|r| path.starts_with(&r.path))
+        !self.in_board(path) && self.read_deny.iter().any(|r| path.starts_with(&r.path))
+    }
+
+    /// Whether `path` is a task board or lies inside one: `<sessions>/<id>/board…`.
+    pub fn in_board(&self, path: &Path) -> bool {
+        use std::path::Component::Normal;
+        let Some(b) = &self.boards else { return false };
+        let Ok(rest) = path.strip_prefix(&b.path) else { return false };
+        let mut parts = rest.components();
+        matches!((parts.next(), parts.next()), (Some(Normal(_)), Some(Normal(n))) if n == "board")
+    }
+
+    /// The board `named` (from [`BOARD_ENV`]) if it may be opened: a
+    /// directory `<sessions>/<id>/board` reached without symbolic links
+    /// below the sessions directory. Anything else is not a board, and
+    /// nothing is opened for it.
+    pub fn board_to_open(&self, named: &Path) -> Option<PathBuf> {
+        use std::path::Component::Normal;
+        let b = self.boards.as_ref()?;
+        let rest = named.strip_prefix(&b.path).ok()?;
+        let parts: Vec<_> = rest.components().collect();
+        let [Normal(id), Normal(board)] = parts.as_slice() else { return None };
+        if *board != "board" {
+            return None;
+        }
+        let session = b.path.join(id);
+        let plain_dir = |p: &Path| p.symlink_metadata().is_ok_and(|m| m.is_dir());
+        if !plain_dir(&session) || !plain_dir(named) {
+            return None;
+        }
+        let real = named.canonicalize().ok()?;
+        (real == b.path.canonicalize().ok()?.join(id).join("board")).then(|| named.to_path_buf())
     }
 
     /// Whether every write at or below `path` is refused, as the Linux
@@ -273,45 +315,18 @@ impl Rules {
     /// at or above it lies inside a write root, which binds it read-only
     /// with all below. A protected path *above* a write root protects
     /// nothing: Landlock grants the root whole.
+    ///
+    /// A task board is the exception: writes in one are never refused, and
+    /// a path holding boards is judged as if they were not there (the
+    /// forbids that cover them exempt them, or the boards stay closed).
     pub fn refuses_writes(&self, path: &Path) -> bool {
+        if self.in_board(path) {
+            return false;
+        }
         let roots = || self.write_roots.iter().map(|r| r.path.as_path());
         self.hides(path)
             || !roots().any(|w| path.starts_with(w) || w.starts_with(path))
             || self.write_protect.iter().any(|r| path.starts_with(&r.path) && roots().any(|w| r.path.starts_with(w)))
-    }
-
-    /// The directories inside write roots where nothing new may be
-    /// created, because a protected path that does not exist yet would
-    /// otherwise be created there: for each such path, its deepest
-    /// existing ancestor inside a write root, and every directory between
-    /// that root and it. (`~/.zshrc` missing while the home is the working
-    /// directory: the home itself.) Hidden paths are left out (a made-up
-    /// credential file or history runs nothing), and so are paths inside a
-    /// `.git` directory, where git creates lock files all the time.
-    ///
-    /// Reads the filesystem (what exists), so it is worked out where the
-    /// sandbox is applied.
-    pub fn no_create_dirs(&self) -> Vec<PathBuf> {
-        let mut out: Vec<PathBuf> = Vec::new();
-        for p in &self.write_protect {
-            if p.path.symlink_metadata().is_ok() || self.hides(&p.path) {
-                continue;
-            }
-            let Some(root) = self.write_roots.iter().map(|r| r.path.as_path()).find(|w| p.path.starts_with(w)) else {
-                continue;
-            };
-            let Some(anchor) = p.path.ancestors().skip(1).find(|a| a.is_dir()) else { continue };
-            if !anchor.starts_with(root) || anchor.components().any(|c| c.as_os_str() == ".git") {
-                continue;
-            }
-            for dir in anchor.ancestors().take_while(|d| d.starts_with(root)) {
-                if !out.iter().any(|o| o == dir) {
-                    out.push(dir.to_path_buf());
-                }
-            }
-        }
-        out.sort();
-        out
     }
 
     /// The allowlist entry that lets `host` through on some port, if any.
@@ -323,10 +338,55 @@ impl Rules {
     }
 }
 
-/// The repository holding `dir` (its work tree root, found by walking up
-/// to a `.git` directory), if any.
-fn repositories_of(dir: &Path) -> Vec<PathBuf> {
-    dir.ancestors().find(|d| d.join(".git").is_dir()).map(Path::to_path_buf).into_iter().collect()
+/// Keeps each path in `list` once, with the sources of its repeats joined
+/// to the first (`default: …; policy.cedar: …`).
+pub(crate) fn join_repeats(list: &mut Vec<PathRule>) {
+    let mut out: Vec<PathRule> = Vec::with_capacity(list.len());
+    for r in list.drain(..) {
+        match out.iter_mut().find(|o| o.path == r.path) {
+            Some(o) => {
+                for s in r.source.split("; ") {
+                    if !o.source.split("; ").any(|have| have == s) {
+                        o.source.push_str("; ");
+                        o.source.push_str(s);
+                    }
+                }
+            }
+            None => out.push(r),
+        }
+    }
+    *list = out;
+}
+
+/// What git reads for a repository holding `dir` and could run code from
+/// later, outside the sandbox: its hooks and config. In a linked worktree
+/// or a submodule `.git` is a file naming the real git directory; that
+/// file is kept too (pointed elsewhere, it would make git read hooks the
+/// sandbox wrote), and the hooks and config are those of the repository's
+/// common directory, with the worktree's own `config.worktree`.
+fn git_paths(dir: &Path) -> Vec<PathRule> {
+    let hooks = "default: a repository's hooks";
+    let config = "default: a repository's config";
+    let Some(top) = dir.ancestors().find(|d| d.join(".git").symlink_metadata().is_ok()) else { return Vec::new() };
+    let dot_git = top.join(".git");
+    if dot_git.is_dir() {
+        return vec![PathRule::new(dot_git.join("hooks"), hooks), PathRule::new(dot_git.join("config"), config)];
+    }
+    let mut out = vec![PathRule::new(dot_git.clone(), "default: a worktree's link to its repository")];
+    let Some(git_dir) = std::fs::read_to_string(&dot_git)
+        .ok()
+        .and_then(|text| text.lines().find_map(|l| l.strip_prefix("gitdir:")).map(|d| top.join(d.trim())))
+    else {
+        return out;
+    };
+    let common =
+        std::fs::read_to_string(git_dir.join("commondir")).map_or_else(|_| git_dir.clone(), |c| git_dir.join(c.trim()));
+    out.push(PathRule::new(common.join("hooks"), hooks));
+    out.push(PathRule::new(common.join("config"), config));
+    if common != git_dir {
+        out.push(PathRule::new(git_dir.join("config.worktree"), config));
+    }
+    out
 }
 
 #[cfg(test)]
@@ -406,34 +466,66 @@ mod tests {
     }
 
     #[test]
-    fn missing_protected_paths_make_their_directories_no_create() {
-        let dir = std::env::temp_dir().join(format!("ua-sandbox-nocreate-{}", std::process::id()));
-        for d in [".config/unixagent", "proj/.git", "work"] {
-            std::fs::create_dir_all(dir.join(d)).unwrap();
-        }
-        std::fs::write(dir.join(".bashrc"), "").unwrap();
-        let rules = |cwd: &str| {
-            let mut r = Rules::defaults(&Places {
-                home: dir.clone(),
-                cwd: dir.join(cwd),
-                temp: vec![],
-                config_dir: dir.join(".config/unixagent"),
-                data_dir: dir.join(".local/share/unixagent"),
-                journal: None,
-            });
-            // A missing repository hook directory never blocks git.
-            r.write_protect.push(PathRule::new(dir.join("proj/.git/hooks"), "t"));
-            r
-        };
-        // The home as working directory: `.zshrc` and `.config/fish/…` are
-        // missing, so nothing new in the home or in `.config`; the missing
-        // data directory is hidden, so `.local` is left alone.
-        let got = rules("").no_create_dirs();
-        assert_eq!(got, vec![dir.clone(), dir.join(".config")], "{got:?}");
-        // A project below the home: the start-up files are outside every
-        // write root, and a missing hook directory is git's.
-        assert!(rules("proj").no_create_dirs().is_empty());
-        assert!(rules("work").no_create_dirs().is_empty());
-        std::fs::remove_dir_all(&dir).unwrap();
+    fn a_linked_worktree_keeps_its_git_file_and_the_repositorys_hooks_and_config() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        std::fs::create_dir_all(d.join("main/.git/worktrees/wt")).unwrap();
+        std::fs::create_dir_all(d.join("wt/src")).unwrap();
+        std::fs::write(d.join("main/.git/worktrees/wt/commondir"), "../..\n").unwrap();
+        let gitdir = d.join("main/.git/worktrees/wt");
+        std::fs::write(d.join("wt/.git"), format!("gitdir: {}\n", gitdir.display())).unwrap();
+        let got: Vec<PathBuf> = git_paths(&d.join("wt/src")).into_iter().map(|r| r.path).collect();
+        assert_eq!(
+            got,
+            vec![
+                d.join("wt/.git"),
+                gitdir.join("../..").join("hooks"),
+                gitdir.join("../..").join("config"),
+                gitdir.join("config.worktree"),
+            ]
+        );
+        // A submodule: its git directory holds its own hooks.
+        std::fs::create_dir_all(d.join("main/.git/modules/sub")).unwrap();
+        std::fs::create_dir_all(d.join("main/sub")).unwrap();
+        std::fs::write(d.join("main/sub/.git"), "gitdir: ../.git/modules/sub\n").unwrap();
+        let got: Vec<PathBuf> = git_paths(&d.join("main/sub")).into_iter().map(|r| r.path).collect();
+        let sub = d.join("main/sub/../.git/modules/sub");
+        assert_eq!(got, vec![d.join("main/sub/.git"), sub.join("hooks"), sub.join("config")]);
     }
+
+    #[test]
+    fn the_session_board_is_open_inside_the_hidden_data_directory() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().to_path_buf();
+        let data = dir.join(".local/share/unixagent");
+        std::fs::create_dir_all(data.join("sessions/s-1/board/todo")).unwrap();
+        std::fs::create_dir_all(dir.join("elsewhere/board")).unwrap();
+        std::os::unix::fs::symlink(dir.join("elsewhere"), data.join("sessions/s-2")).unwrap();
+        let r = Rules::defaults(&Places {
+            home: dir.clone(),
+            cwd: dir.join("proj"),
+            temp: vec![],
+            config_dir: dir.join(".config/unixagent"),
+            data_dir: data.clone(),
+            journal: None,
+        });
+        let board = data.join("sessions/s-1/board");
+        assert!(r.hides(&data.join("audit.jsonl")) && r.hides(&data.join("sessions/s-1/journal.jsonl")));
+        assert!(!r.hides(&board.join("todo/1-x.md")) && !r.refuses_writes(&board.join("todo")));
+        assert!(r.refuses_writes(&data.join("sessions/s-1/meta.json")) && r.refuses_writes(&data));
+        assert!(r.hides(&data.join("sessions/s-1/boards")), "only a directory named board");
+        assert_eq!(r.board_to_open(&board), Some(board.clone()));
+        // Not a board: elsewhere, the wrong shape, missing, or through a link.
+        for not in [
+            dir.join("elsewhere/board"),
+            data.join("sessions/s-1"),
+            data.join("sessions/s-1/board/todo"),
+            data.join("sessions/s-9/board"),
+            data.join("sessions/s-2/board"),
+            data.join("sessions/s-1/../s-1/board"),
+        ] {
+            assert_eq!(r.board_to_open(&not), None, "{}", not.display());
+        }
+    }
+
 }

@@ -210,6 +210,19 @@ fn writes(out: &mut Profile, rules: &Rules) {
         }
     }
 
+    if let Some(b) = &rules.boards {
+        out.section(
+            "The task boards are the exception: a session's board is read and written by its agent \
+             and its child agents (the Cedar policy exempts every board of the data directory, and \
+             so does this rule; on Linux only the session's own board is opened).",
+        );
+        out.comment(&b.source);
+        for spelling in spellings(&b.path) {
+            let escaped = regex_escape(&spelling.to_string_lossy());
+            out.line(&format!("(allow file-read* file-write* (regex #\"^{escaped}/[^/]+/board(/|$)\"))"));
+        }
+    }
+
     let pinned = pinned(rules);
     if !pinned.is_empty() {
         out.section(
@@ -377,6 +390,19 @@ fn quote(bytes: &[u8]) -> Option<String> {
 /// control characters (a newline above all) are shown escaped.
 fn comment_text(s: &str) -> String {
     s.chars().map(|c| if c.is_control() { c.escape_debug().to_string() } else { c.to_string() }).collect()
+}
+
+/// `s` matched literally in an SBPL regular expression (and inside its
+/// `#"…"` string).
+fn regex_escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if "\\.^$|?*+()[]{}\"".contains(c) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// A profile being written.

@@ -57,12 +57,16 @@ fn check_syntax(text: &str) -> Result<(), String> {
                 if c == '#' && chars.next() != Some('"') {
                     return Err(format!("line {line}: `#` not starting a regex string"));
                 }
+                let regex = c == '#';
                 loop {
                     match chars.next() {
                         None => return Err(format!("line {line}: string never closed")),
                         Some('"') => break,
                         Some('\\') => match chars.next() {
                             Some('"' | '\\') => {}
+                            // A regex string hands `\.` and the like to
+                            // the regex: a literal character.
+                            Some(c) if regex && c.is_ascii_punctuation() => {}
                             Some('x') => {
                                 let hex: String = (0..2).filter_map(|_| chars.next()).collect();
                                 if hex.len() != 2 || !hex.chars().all(|c| c.is_ascii_hexdigit()) {
@@ -225,9 +229,16 @@ fn reads_are_allowed_before_any_is_denied() {
     assert!(!denies.is_empty());
     assert!(denies.iter().all(|&d| d > allow));
     assert!(
-        lines[allow + 1..].iter().all(|l| !l.starts_with("(allow file-read")),
-        "no read allow may follow the denies"
+        lines[allow + 1..].iter().all(|l| !l.starts_with("(allow file-read") || l.contains("/board(/|$)")),
+        "no read allow may follow the denies, but the task boards'"
     );
+    // The boards come after what hides the data directory around them.
+    let hidden = line_index(&text, r#"(deny file-read* (subpath "/Users/dev/.local/share/unixagent"))"#);
+    let boards = line_index(
+        &text,
+        r#"(allow file-read* file-write* (regex #"^/Users/dev/\.local/share/unixagent/sessions/[^/]+/board(/|$)"))"#,
+    );
+    assert!(hidden < boards, "{text}");
     assert!(text.contains(r#"(deny file-read* (subpath "/Users/dev/.ssh"))"#));
     assert!(text.contains(r#"(deny file-read* (subpath "/Users/dev/.docker/config.json"))"#));
 }

@@ -21,12 +21,15 @@
 //!   under an exclusive one; folded into one summary per session for
 //!   listing sessions, finding the latest in a directory and totalling
 //!   usage without opening a journal. Rebuildable from the journals.
+//! - [`board`]: the task board, `sessions/<id>/board/`: task files with
+//!   flat frontmatter, claims and moves as renames that any number of
+//!   processes may race on, and a watcher that reports state changes.
 //!
 //! The line format itself ([`ua_protocol::journal`]) is pure data in
 //! `ua-protocol`. This crate does not decide what to journal or when, does
 //! not write summaries (a model call does), does not trim conversations to
-//! a token budget (that is `ua-context`), and does not print sessions or
-//! usage (that is the binary).
+//! a token budget (that is `ua-context`), and does not print sessions,
+//! usage or the board (that is the binary).
 //!
 //! ```
 //! use ua_protocol::conversation::Message;
@@ -78,6 +81,7 @@
 //! # }
 //! ```
 
+pub mod board;
 pub mod checkpoint;
 mod error;
 pub mod fold;

@@ -4,8 +4,14 @@
 //!
 //! The scripts live in `shell-integration/` at the top of the repository as
 //! ordinary files and are embedded at build time. At start-up they are
-//! written to a private directory (mode 0700) that is removed as soon as the
-//! shell has read them (the first prompt marker) or when unixagent exits.
+//! written to a private directory (mode 0700, in `$XDG_RUNTIME_DIR` or the
+//! temporary directory). A thread watches it with inotify: each script is
+//! unlinked the moment the shell opens it (the shell reads on through its
+//! open descriptor) and the directory goes with the last one, so it is on
+//! disk only until the shell has opened every script: for bash, one file
+//! opened at once; for fish, until its config.fish has run; for zsh, until
+//! it reaches the last shim (.zshrc, or .zlogin for a login shell). The
+//! first prompt marker, or unixagent ending, removes whatever is left.
 //!
 //! | shell | how it is started                         | what the script does first          |
 //! |-------|-------------------------------------------|-------------------------------------|
@@ -25,6 +31,8 @@
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::pty::TermError;
 
@@ -120,7 +128,7 @@ pub fn prepare(spec: &ShellSpec) -> Result<Launch, TermError> {
         launch.args.extend(spec.args.iter().cloned());
         return Ok(launch);
     }
-    let dir = ScriptDir::create()?;
+    let mut dir = ScriptDir::create()?;
     let aid = new_aid();
     match kind {
         ShellKind::Bash => {
@@ -147,7 +155,7 @@ pub fn prepare(spec: &ShellSpec) -> Result<Launch, TermError> {
         ShellKind::Fish => {
             let script = dir.write("unixagent.fish", &format!("set -g __ua_aid {aid}\n{FISH}"))?;
             let mut init = OsString::from("source ");
-            init.push(shell_quote(&script));
+            init.push(shell_quote(&script)?);
             launch.args.push("--features".into());
             launch.args.push(FISH_NO_MARKS.into());
             launch.args.push("--init-command".into());
@@ -159,6 +167,15 @@ pub fn prepare(spec: &ShellSpec) -> Result<Launch, TermError> {
         ShellKind::Other => {}
     }
     launch.args.extend(spec.args.iter().cloned());
+    // What the shell opens, in order.
+    let opened: &[&str] = match (kind, spec.login) {
+        (ShellKind::Bash, _) => &["bashrc"],
+        (ShellKind::Zsh, false) => &[".zshenv", ".zshrc"],
+        (ShellKind::Zsh, true) => &[".zshenv", ".zprofile", ".zshrc", ".zlogin"],
+        (ShellKind::Fish, _) => &["unixagent.fish"],
+        (ShellKind::Other, _) => &[],
+    };
+    dir.remove_once_opened(opened)?;
     launch.integrated = true;
     launch.aid = Some(aid);
     launch.scripts = Some(dir);
@@ -194,49 +211,104 @@ fn new_aid() -> String {
     format!("ua{:016x}", h.finish())
 }
 
-/// Single-quotes a path for fish (and POSIX shells).
-fn shell_quote(p: &Path) -> OsString {
-    let s = p.to_string_lossy().replace('\'', "'\\''");
-    format!("'{s}'").into()
+/// A path as one word fish (and POSIX shells) read back as that path,
+/// bytes that are not UTF-8 included. A path cannot hold a NUL byte, which
+/// is the one thing shlex refuses.
+fn shell_quote(p: &Path) -> Result<OsString, TermError> {
+    use std::os::unix::ffi::OsStringExt;
+    let quoted = shlex::bytes::try_quote(p.as_os_str().as_encoded_bytes()).map_err(|e| {
+        TermError::io(format!("quoting {}", p.display()), std::io::Error::new(std::io::ErrorKind::InvalidInput, e))
+    })?;
+    Ok(OsString::from_vec(quoted.into_owned()))
 }
 
-/// A private directory for the integration scripts, removed on drop.
+/// A private directory for the integration scripts, removed on drop if
+/// its watcher has not removed it already.
 #[derive(Debug)]
 pub struct ScriptDir {
-    path: PathBuf,
+    dir: tempfile::TempDir,
+    /// Set by the watcher once it has removed the directory.
+    gone: Arc<AtomicBool>,
 }
 
 impl ScriptDir {
     fn create() -> Result<Self, TermError> {
-        let runtime = std::env::var_os("XDG_RUNTIME_DIR").map(PathBuf::from).filter(|p| p.is_dir());
-        // mkdtemp creates the directory with mode 0700. Inside unixagent's
-        // sandbox (a child agent's) the runtime directory is not writable,
-        // the temporary directory is.
-        let make = |base: &Path| nix::unistd::mkdtemp(&base.join("unixagent-XXXXXX"));
-        let made = match runtime.as_deref().map(make) {
-            Some(Ok(path)) => Ok(path),
-            _ => make(&std::env::temp_dir()),
+        use std::os::unix::fs::PermissionsExt;
+        let make = |base: &Path| {
+            tempfile::Builder::new()
+                .prefix("unixagent-")
+                .permissions(std::fs::Permissions::from_mode(0o700))
+                .tempdir_in(base)
         };
-        let path = made.map_err(|e| {
-            TermError::io(format!("creating a directory in {}", std::env::temp_dir().display()), e.into())
-        })?;
-        Ok(Self { path })
+        // Inside unixagent's sandbox (a child agent's) the runtime
+        // directory is not writable; the temporary directory is.
+        let runtime = std::env::var_os("XDG_RUNTIME_DIR").map(PathBuf::from).filter(|p| p.is_dir());
+        let base = std::env::temp_dir();
+        let dir = match runtime.as_deref().map(make) {
+            Some(Ok(dir)) => dir,
+            _ => make(&base)
+                .map_err(|e| TermError::io(format!("creating a private directory in {}", base.display()), e))?,
+        };
+        Ok(Self { dir, gone: Arc::new(AtomicBool::new(false)) })
     }
 
     pub fn path(&self) -> &Path {
-        &self.path
+        self.dir.path()
     }
 
     fn write(&self, name: &str, text: &str) -> Result<PathBuf, TermError> {
-        let p = self.path.join(name);
+        let p = self.path().join(name);
         std::fs::write(&p, text).map_err(|e| TermError::io(format!("writing {}", p.display()), e))?;
         Ok(p)
+    }
+
+    /// Unlinks each of `names` as soon as something opens it, and the
+    /// directory (with anything else in it) once all have been, from a
+    /// thread that ends then (or when the directory is removed some other
+    /// way).
+    fn remove_once_opened(&mut self, names: &[&str]) -> Result<(), TermError> {
+        use nix::sys::inotify::{AddWatchFlags, InitFlags, Inotify};
+        let failed = |e: nix::errno::Errno| TermError::io("watching the integration scripts".to_string(), e.into());
+        let inotify = Inotify::init(InitFlags::IN_CLOEXEC).map_err(failed)?;
+        let watch = AddWatchFlags::IN_OPEN | AddWatchFlags::IN_DELETE_SELF | AddWatchFlags::IN_ONLYDIR;
+        inotify.add_watch(self.path(), watch).map_err(failed)?;
+        let dir = self.path().to_path_buf();
+        let gone = Arc::clone(&self.gone);
+        let mut left: Vec<OsString> = names.iter().map(OsString::from).collect();
+        std::thread::Builder::new()
+            .name("ua-scripts".into())
+            .spawn(move || {
+                while !left.is_empty() {
+                    let Ok(events) = inotify.read_events() else { return };
+                    for e in events {
+                        if e.mask.intersects(AddWatchFlags::IN_DELETE_SELF | AddWatchFlags::IN_IGNORED) {
+                            return;
+                        }
+                        let Some(name) = e.name.filter(|_| e.mask.contains(AddWatchFlags::IN_OPEN)) else { continue };
+                        if let Some(i) = left.iter().position(|n| *n == name) {
+                            let _ = std::fs::remove_file(dir.join(&name));
+                            left.remove(i);
+                        }
+                    }
+                }
+                // With what this shell never reads (a non-login zsh's
+                // .zprofile and .zlogin).
+                // Marked first, so that a drop racing with the removal
+                // never removes a directory made under the same name since.
+                gone.store(true, Ordering::SeqCst);
+                if std::fs::remove_dir_all(&dir).is_err() {
+                    gone.store(false, Ordering::SeqCst);
+                }
+            })
+            .map_err(|e| TermError::io("watching the integration scripts".to_string(), e))?;
+        Ok(())
     }
 }
 
 impl Drop for ScriptDir {
     fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.path);
+        // Gone already: a directory of the same name made since is not ours.
+        self.dir.disable_cleanup(self.gone.load(Ordering::SeqCst));
     }
 }
 
@@ -300,7 +372,8 @@ mod tests {
         assert_eq!(args[..3], ["--features", "no-mark-prompt", "--init-command"]);
         assert_eq!(args[4..], ["-l", "-x"]);
         let script = l.scripts.as_ref().unwrap().path().join("unixagent.fish");
-        assert_eq!(args[3], format!("source '{}'", script.display()));
+        let quoted = shlex::try_quote(script.to_str().unwrap()).unwrap().into_owned();
+        assert_eq!(args[3], format!("source {quoted}"));
         let text = std::fs::read_to_string(script).unwrap();
         assert!(text.starts_with(&format!("set -g __ua_aid {aid}\n")), "{text}");
     }
@@ -326,5 +399,88 @@ mod tests {
         let mut s = spec("/bin/bash", false);
         s.integration = false;
         assert!(!prepare(&s).unwrap().integrated);
+    }
+
+    /// Awkward words, non-UTF-8 bytes included (paths may hold any byte
+    /// but NUL).
+    const AWKWARD: &[&[u8]] = &[
+        b"plain",
+        b"",
+        b"two words",
+        b"it's",
+        b"'",
+        b"\"quoted\"",
+        b"back\\slash",
+        b"ends with \\",
+        b"\\'",
+        b"$HOME and $(id) and `id`",
+        b"semi; pipe | amp & star * ? [x] {a,b} ~ # %self = ! ^ ",
+        b"new\nline\ttab",
+        b"-n",
+        b"\xff\xfe not utf-8 \xc3(",
+        b"caf\xc3\xa9",
+    ];
+
+    /// What `printf %s WORD` prints in `shell`, run with no start-up files.
+    fn printed(shell: &str, word: &std::ffi::OsStr) -> Vec<u8> {
+        use std::os::unix::ffi::OsStrExt;
+        let mut script = OsString::from("printf %s ");
+        script.push(word);
+        let mut cmd = std::process::Command::new(shell);
+        match shell {
+            "bash" => cmd.args(["--norc", "--noprofile", "-c"]),
+            "zsh" => cmd.args(["-f", "-c"]),
+            _ => cmd.args(["--no-config", "-c"]), // fish 3 and fish 4
+        };
+        let out = cmd.arg(&script).env("LC_ALL", "C.UTF-8").output().unwrap_or_else(|e| panic!("{shell}: {e}"));
+        assert!(
+            out.status.success(),
+            "{shell} failed on {:?}: {}",
+            word.as_bytes(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out.stdout
+    }
+
+    #[test]
+    fn quoted_paths_read_back_unchanged_in_bash_zsh_and_fish_3_and_4() {
+        use std::os::unix::ffi::OsStrExt;
+        for shell in ["bash", "zsh", "fish", "fish4"] {
+            for raw in AWKWARD {
+                let word = shell_quote(Path::new(std::ffi::OsStr::from_bytes(raw))).unwrap();
+                assert_eq!(printed(shell, &word), *raw, "{shell} read {word:?} back differently");
+            }
+        }
+    }
+
+    /// Waits, up to a deadline, until `done` holds.
+    fn wait(what: &str, done: impl Fn() -> bool) {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while !done() {
+            assert!(std::time::Instant::now() < deadline, "timed out waiting until {what}");
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+    }
+
+    #[test]
+    fn each_script_goes_once_the_shell_has_opened_it_and_the_directory_with_the_last() {
+        use std::io::Read;
+        let l = prepare(&spec("/usr/bin/zsh", false)).unwrap();
+        let dir = l.scripts.as_ref().unwrap().path().to_path_buf();
+        let mut env = std::fs::File::open(dir.join(".zshenv")).unwrap();
+        wait(".zshenv is unlinked", || !dir.join(".zshenv").exists());
+        // The shell reads on through what it opened.
+        let mut text = String::new();
+        env.read_to_string(&mut text).unwrap();
+        assert_eq!(text, ZSH_ENV);
+        // Not opened yet: still there (a non-login zsh never reads .zprofile).
+        assert!(dir.join(".zshrc").is_file() && dir.join(".zprofile").is_file());
+        std::fs::File::open(dir.join(".zshrc")).unwrap();
+        wait("the directory is removed", || !dir.exists());
+        // A directory of the same name made since is not ours to remove.
+        std::fs::create_dir(&dir).unwrap();
+        drop(l);
+        assert!(dir.is_dir());
+        std::fs::remove_dir(&dir).unwrap();
     }
 }

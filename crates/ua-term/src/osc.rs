@@ -285,6 +285,65 @@ fn hex(b: u8) -> Option<u8> {
     }
 }
 
+/// The id the fuzz body follows: any fixed one will do, the fuzzer finds
+/// it through its comparisons.
+const FUZZ_AID: &str = "uafuzz";
+
+/// The fuzz body shared by the cargo-fuzz target `osc` and the tests: any
+/// bytes scan without a panic; cutting them into pieces (at a point the
+/// input chooses, and byte by byte) changes neither the events nor where
+/// each ends; every event ends just past its terminator (BEL or ESC `\`),
+/// in order; a working directory is absolute; and a scanner following one
+/// id reports, in order, a part of what a scanner for anyone reports, all
+/// of its markers carrying that id, while one following nobody reports
+/// nothing.
+pub fn check_any_output(data: &[u8]) {
+    let scan = |follow: Follow, pieces: &[&[u8]]| {
+        let mut s = OscScanner::with(follow);
+        let mut out = Vec::new();
+        let mut at = 0;
+        for p in pieces {
+            s.feed_at(p, |end, e| out.push((at + end, e)));
+            at += p.len();
+        }
+        out
+    };
+    let whole = scan(Follow::Anyone, &[data]);
+    let cut = data.first().map_or(0, |&b| (usize::from(b) * 7919) % data.len());
+    let (a, b) = data.split_at(cut);
+    assert_eq!(scan(Follow::Anyone, &[a, b]), whole, "cutting the output at byte {cut} changed the events");
+    let bytes: Vec<&[u8]> = data.chunks(1).collect();
+    assert_eq!(scan(Follow::Anyone, &bytes), whole, "feeding the output byte by byte changed the events");
+    let mut last = 0;
+    for (end, e) in &whole {
+        assert!(*end > last && *end <= data.len(), "event {e:?} ends at {end}, after {last}");
+        let terminated = data[..*end].ends_with(b"\x07") || data[..*end].ends_with(b"\x1b\\");
+        assert!(terminated, "event {e:?} does not end just past a terminator");
+        if let ShellEvent::Cwd(path) = e {
+            assert!(path.starts_with('/'), "a working directory that is not absolute: {path:?}");
+        }
+        last = *end;
+    }
+    let ours = scan(Follow::Aid(FUZZ_AID.as_bytes().into()), &[data]);
+    let mut rest = whole.iter();
+    for event in &ours {
+        assert!(rest.any(|e| e == event), "{event:?} was reported for our id but not for anyone");
+    }
+    for (end, e) in &ours {
+        if matches!(e, ShellEvent::Cwd(_)) {
+            continue;
+        }
+        // The payload holds no ESC (one would have ended it), so the
+        // sequence starts at the last `ESC ]` before its end.
+        let body = &data[..*end];
+        let body = body.strip_suffix(b"\x07").or_else(|| body.strip_suffix(b"\x1b\\")).unwrap_or(body);
+        let start = memchr::memmem::rfind(body, b"\x1b]").map_or(0, |i| i + 2);
+        let aid = body[start..].split(|&b| b == b';').find_map(|f| f.strip_prefix(b"aid="));
+        assert_eq!(aid, Some(FUZZ_AID.as_bytes()), "{e:?} was reported for our id without it");
+    }
+    assert!(scan(Follow::Nobody, &[data]).is_empty(), "a scanner following nobody reported something");
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -495,5 +554,19 @@ mod tests {
         assert_eq!(percent_decode(b"/a%2Fb%zz%4"), b"/a/b%zz%4");
         assert_eq!(scan(&[b"\x1b]7;file:///\x07"]), vec![ShellEvent::Cwd("/".into())]);
         assert!(scan(&[b"\x1b]7;http://x/y\x07"]).is_empty());
+    }
+
+    #[test]
+    fn the_fuzz_body_holds_for_markers_split_anywhere() {
+        let samples: [&[u8]; 5] = [
+            b"$ ls\x1b]133;C\x07out\r\n\x1b]133;D;0\x1b\\next",
+            b"\x1b]133;A;aid=uafuzz\x07PS1> \x1b]133;B;aid=uafuzz\x07\x1b]133;D;7;aid=other\x07",
+            b"\x1b]7;file://host/tmp/a%20b\x07\x1b]7;file://host\x07\x1b]133;A\x1b]133;B\x07",
+            b"\x1b\x1b]133;C;aid=uafuzz;aid=x\x1b\\\x1b]133;D;aid=uafuzz\x07",
+            b"",
+        ];
+        for data in samples {
+            check_any_output(data);
+        }
     }
 }

@@ -121,6 +121,19 @@ pub enum Sub {
         #[command(subcommand)]
         action: TracesAction,
     },
+    /// The task board: plain files per session that the agent, its child
+    /// agents and people share (`board` alone shows it).
+    Board {
+        #[command(subcommand)]
+        action: Option<BoardAction>,
+        /// Print JSON instead of text (a failure too, on stderr).
+        #[arg(long, global = true)]
+        json: bool,
+        /// The board of this session (an id or a unique prefix) instead of
+        /// $UNIXAGENT_BOARD or the latest session in this directory.
+        #[arg(long, value_name = "ID", global = true)]
+        session: Option<String>,
+    },
     /// The kernel sandbox: `sandbox status`, or `sandbox -- COMMAND [ARGS…]`
     /// to run COMMAND under exactly the sandbox agent commands get here.
     Sandbox {
@@ -175,6 +188,48 @@ pub enum TracesAction {
         /// Only spans that ended this recently (`7d`, `12h`, `30m`).
         #[arg(long, value_name = "AGE")]
         since: Option<String>,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum BoardAction {
+    /// Add a task to todo; prints its id.
+    Add {
+        title: String,
+        /// The task's prompt and acceptance criteria (Markdown); `-` reads
+        /// it from stdin.
+        #[arg(long, value_name = "TEXT", allow_hyphen_values = true)]
+        body: Option<String>,
+        /// A task that must be done before this one can be claimed
+        /// (repeatable).
+        #[arg(long = "depends-on", value_name = "ID")]
+        depends_on: Vec<u32>,
+        /// A tag (repeatable).
+        #[arg(long = "tag", value_name = "T")]
+        tags: Vec<String>,
+    },
+    /// Claim task ID, or the first ready one, and print it; exits 1 when
+    /// none is ready.
+    Claim { id: Option<u32> },
+    /// Move task ID to STATE (todo, doing, blocked, review, done);
+    /// `blocked` needs --reason.
+    Move {
+        id: u32,
+        state: String,
+        /// Why it is blocked.
+        #[arg(long, value_name = "TEXT")]
+        reason: Option<String>,
+    },
+    /// Print task ID.
+    Show { id: u32 },
+    /// Print PLAN.md; `-` replaces it with stdin, --edit opens it in
+    /// $EDITOR.
+    Plan {
+        #[arg(long, conflicts_with = "stdin")]
+        edit: bool,
+        /// `-`: read the new plan from stdin.
+        #[arg(value_name = "-", value_parser = ["-"])]
+        stdin: Option<String>,
     },
 }
 
@@ -248,5 +303,23 @@ mod tests {
         assert_eq!((trace.as_deref(), since.as_deref()), (Some("abc"), Some("1h")));
         let c = parse(&["unixagent", "-v", "--trace", "-c", "# x"]);
         assert!(c.verbose && c.trace);
+    }
+
+    #[test]
+    fn board_subcommands() {
+        let c = parse(&["unixagent", "board", "--json"]);
+        assert!(matches!(c.sub, Some(Sub::Board { action: None, json: true, session: None })));
+        let c = parse(&["unixagent", "board", "add", "Fix it", "--depends-on", "1", "--depends-on", "2", "--json"]);
+        assert!(
+            matches!(&c.sub, Some(Sub::Board { action: Some(BoardAction::Add { depends_on, .. }), json: true, .. })
+            if depends_on == &[1, 2])
+        );
+        let c = parse(&["unixagent", "board", "--session", "2026", "plan", "-"]);
+        assert!(matches!(
+            &c.sub,
+            Some(Sub::Board { action: Some(BoardAction::Plan { edit: false, stdin: Some(_) }), session: Some(_), .. })
+        ));
+        assert!(Cli::try_parse_from(["unixagent", "board", "plan", "x"]).is_err());
+        assert!(Cli::try_parse_from(["unixagent", "board", "plan", "--edit", "-"]).is_err());
     }
 }

@@ -10,7 +10,7 @@ use tokio::sync::oneshot;
 
 /// The editor command, split like a shell would split a simple word list
 /// (`EDITOR="code --wait"` works).
-fn editor() -> Vec<String> {
+pub fn command() -> Vec<String> {
     let chosen = ["VISUAL", "EDITOR"]
         .iter()
         .filter_map(|v| std::env::var(v).ok())
@@ -22,14 +22,14 @@ fn editor() -> Vec<String> {
 /// Starts the editor on `command`; the receiver gets the edited text. The
 /// caller stops reading the keyboard until then, and re-enables raw mode
 /// when it arrives.
-pub fn spawn(command: &str) -> Result<oneshot::Receiver<Result<String, String>>, String> {
+pub fn spawn(text: &str) -> Result<oneshot::Receiver<Result<String, String>>, String> {
     let mut file = tempfile::Builder::new()
         .prefix("unixagent-command-")
         .suffix(".sh")
         .tempfile()
         .map_err(|e| format!("could not create a file to edit the command in: {e}"))?;
-    writeln!(file, "{command}").map_err(|e| format!("could not write the command to edit: {e}"))?;
-    let argv = editor();
+    writeln!(file, "{text}").map_err(|e| format!("could not write the command to edit: {e}"))?;
+    let argv = command();
     let (tx, rx) = oneshot::channel();
     crate::terminal::raw_off();
     let spawned = std::thread::Builder::new().name("editor".into()).spawn(move || {

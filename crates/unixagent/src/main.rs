@@ -6,6 +6,7 @@
 //! the shell's status, or 1 for unixagent's own failures.
 
 mod agent;
+mod board;
 mod child;
 mod cli;
 mod config;
@@ -56,6 +57,9 @@ fn run(cli: cli::Cli, login_by_name: bool) -> anyhow::Result<i32> {
             cli::PolicyAction::Explain { json, command } => policy_cmd::explain(command, *json),
             cli::PolicyAction::Check => policy_cmd::check(),
         });
+    }
+    if let Some(cli::Sub::Board { action, json, session }) = &cli.sub {
+        return Ok(board::run(action.as_ref(), *json, session.as_deref()));
     }
     // A broken config must never lock anyone out of their shell (unixagent
     // may be the login shell): report it and carry on with defaults.

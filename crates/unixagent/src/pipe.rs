@@ -9,7 +9,9 @@
 //!
 //! Before an instruction, unixagent waits until the shell has run every
 //! line sent before it (so output appears in script order) and asks it for
-//! its directory. The instruction goes to a batch session (see
+//! its directory, which the shell writes into a pipe it inherited (a
+//! descriptor numbered 100 or above, out of the way of scripts' own
+//! redirections): nothing of this lives on disk. The instruction goes to a batch session (see
 //! `session::batch`) started at the first `#` line in that directory, with
 //! a shell of its own under a PTY; later instructions continue the same
 //! conversation, and its shell follows the pipe's shell to its directory
@@ -20,8 +22,8 @@
 
 use std::ffi::OsString;
 use std::io::{BufRead, Write};
-use std::os::fd::{AsFd, FromRawFd, OwnedFd};
-use std::path::{Path, PathBuf};
+use std::os::fd::{AsFd, FromRawFd, OwnedFd, RawFd};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -41,9 +43,7 @@ pub fn run(
     args: &[OsString],
     setup: impl FnOnce(UnboundedReceiver<String>, std::sync::mpsc::Sender<i32>) -> session::Options,
 ) -> anyhow::Result<i32> {
-    let dir = PrivateDir::create()?;
-    let fifo = dir.0.join("sync");
-    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).context("creating the sync FIFO")?;
+    let (mut sync, shells_end) = SyncPipe::new()?;
     let mut cmd = Command::new(shell_path);
     if login {
         cmd.arg("-l");
@@ -54,6 +54,9 @@ pub fn run(
         .env(shell::SESSION_ENV, format!("pipe-{}", std::process::id()))
         .spawn()
         .with_context(|| format!("could not start {}", shell_path.display()))?;
+    // The shell has its copy; ours would only keep the pipe open and leak
+    // into other children.
+    drop(shells_end);
     let mut to_shell = child.stdin.take();
     let cannot_instruct = no_instructions(shell_path);
     let mut setup = Some(setup);
@@ -77,7 +80,7 @@ pub fn run(
                 continue;
             }
             let Some(w) = to_shell.as_mut() else { break };
-            let Some(dir) = shell_dir(w, &fifo, &child)? else { break };
+            let Some(dir) = sync.shell_dir(w, &child)? else { break };
             let instruction = text.trim_start().trim_start_matches('#').trim();
             if instruction.is_empty() {
                 continue;
@@ -178,7 +181,9 @@ impl Agent {
     /// Runs one instruction from `dir`; returns the turn's exit status.
     fn instruct(&mut self, instruction: &str, dir: String) -> anyhow::Result<i32> {
         if !dir.is_empty() && dir != self.dir {
-            let _ = self.lines.send(format!("cd {}", quote(&dir)));
+            if let Some(dir) = quote(&dir) {
+                let _ = self.lines.send(format!("cd {dir}"));
+            }
             self.dir = dir;
         }
         let _ = self.lines.send(format!("# {instruction}"));
@@ -195,49 +200,81 @@ impl Agent {
     }
 }
 
-/// `text` as one single-quoted word for bash, zsh and fish alike.
-fn quote(text: &str) -> String {
-    format!("'{}'", text.replace('\'', "'\\''"))
+/// `text` as one word that bash, zsh and fish all read back as `text`;
+/// `None` for text with a NUL byte, which no shell word can hold.
+fn quote(text: &str) -> Option<String> {
+    shlex::try_quote(text).ok().map(std::borrow::Cow::into_owned)
 }
 
-/// Waits until the shell has run everything sent so far, by asking it to
-/// write its directory into a FIFO and reading that or seeing it exit.
-/// Returns the directory (empty if the shell printed none), or `None` when
-/// the shell is gone.
-fn shell_dir(w: &mut impl Write, fifo: &Path, child: &Child) -> anyhow::Result<Option<String>> {
-    let line = format!("printf '%s\\n' \"$PWD\" > {}\n", quote(&fifo.to_string_lossy()));
-    if w.write_all(line.as_bytes()).and_then(|()| w.flush()).is_err() {
-        return Ok(None);
+/// The lowest descriptor number the shell's end of the sync pipe takes:
+/// scripts redirect 0 to 9, and bash and zsh put their own above 9 where
+/// free, so a number this high is nobody else's.
+const SYNC_FD_MIN: RawFd = 100;
+
+/// A pipe the shell writes its directory into, each answer ended by a NUL
+/// (the one byte a path cannot hold).
+struct SyncPipe {
+    reader: OwnedFd,
+    /// The shell's end, as numbered in the shell.
+    fd: RawFd,
+    /// What was read past the last answer.
+    pending: Vec<u8>,
+}
+
+impl SyncPipe {
+    /// The pipe, and the shell's end of it: inherited (not close-on-exec),
+    /// to be dropped once the shell is started.
+    fn new() -> anyhow::Result<(Self, OwnedFd)> {
+        use nix::fcntl::{FcntlArg, OFlag, fcntl};
+        let (reader, writer) = nix::unistd::pipe2(OFlag::O_CLOEXEC).context("creating the sync pipe")?;
+        // F_DUPFD makes a copy without close-on-exec at the lowest free
+        // number from SYNC_FD_MIN on.
+        let fd = fcntl(&writer, FcntlArg::F_DUPFD(SYNC_FD_MIN)).context("numbering the sync pipe")?;
+        // SAFETY: fcntl just returned this new descriptor; nothing else owns it.
+        let shells = unsafe { OwnedFd::from_raw_fd(fd) };
+        Ok((Self { reader, fd, pending: Vec::new() }, shells))
     }
-    let reader = nix::fcntl::open(
-        fifo,
-        nix::fcntl::OFlag::O_RDONLY | nix::fcntl::OFlag::O_NONBLOCK,
-        nix::sys::stat::Mode::empty(),
-    )
-    .context("opening the sync FIFO")?;
-    let pidfd = pidfd_open(child.id()).context("watching the shell")?;
-    let mut dir = Vec::new();
-    loop {
-        let mut fds = [PollFd::new(reader.as_fd(), PollFlags::POLLIN), PollFd::new(pidfd.as_fd(), PollFlags::POLLIN)];
-        match poll(&mut fds, PollTimeout::NONE) {
-            Err(nix::errno::Errno::EINTR) => continue,
-            Err(e) => return Err(e).context("waiting for the shell"),
-            Ok(_) => {}
-        }
-        if fds[0].revents().is_some_and(|r| r.intersects(PollFlags::POLLIN | PollFlags::POLLHUP)) {
-            let mut b = [0u8; 4096];
-            match nix::unistd::read(&reader, &mut b) {
-                Ok(n) if n > 0 => dir.extend_from_slice(&b[..n]),
-                // The shell closed the FIFO: that was all.
-                Ok(_) => return Ok(Some(String::from_utf8_lossy(&dir).trim_end_matches('\n').to_string())),
-                Err(_) => {}
-            }
-            if dir.ends_with(b"\n") {
-                return Ok(Some(String::from_utf8_lossy(&dir).trim_end_matches('\n').to_string()));
-            }
-        }
-        if fds[1].revents().is_some_and(|r| !r.is_empty()) {
+
+    /// Waits until the shell has run everything sent so far, by asking it
+    /// to write its directory into the pipe and reading that or seeing it
+    /// exit. Returns the directory (empty if the shell printed none), or
+    /// `None` when the shell is gone.
+    fn shell_dir(&mut self, w: &mut impl Write, child: &Child) -> anyhow::Result<Option<String>> {
+        let line = format!("printf '%s\\0' \"$PWD\" >&{}\n", self.fd);
+        if w.write_all(line.as_bytes()).and_then(|()| w.flush()).is_err() {
             return Ok(None);
+        }
+        let pidfd = pidfd_open(child.id()).context("watching the shell")?;
+        loop {
+            if let Some(end) = self.pending.iter().position(|&b| b == 0) {
+                let dir = String::from_utf8_lossy(&self.pending[..end]).into_owned();
+                self.pending.drain(..=end);
+                return Ok(Some(dir));
+            }
+            let mut fds =
+                [PollFd::new(self.reader.as_fd(), PollFlags::POLLIN), PollFd::new(pidfd.as_fd(), PollFlags::POLLIN)];
+            match poll(&mut fds, PollTimeout::NONE) {
+                Err(nix::errno::Errno::EINTR) => continue,
+                Err(e) => return Err(e).context("waiting for the shell"),
+                Ok(_) => {}
+            }
+            if fds[0].revents().is_some_and(|r| r.intersects(PollFlags::POLLIN | PollFlags::POLLHUP)) {
+                let mut b = [0u8; 4096];
+                match nix::unistd::read(&self.reader, &mut b) {
+                    Ok(n) if n > 0 => {
+                        self.pending.extend_from_slice(&b[..n]);
+                        continue;
+                    }
+                    // Every copy of the shell's end is closed: the shell
+                    // (and all it started) is gone.
+                    Ok(_) => return Ok(None),
+                    Err(nix::errno::Errno::EINTR | nix::errno::Errno::EAGAIN) => {}
+                    Err(e) => return Err(e).context("reading the sync pipe"),
+                }
+            }
+            if fds[1].revents().is_some_and(|r| !r.is_empty()) {
+                return Ok(None);
+            }
         }
     }
 }
@@ -254,21 +291,4 @@ fn pidfd_open(pid: u32) -> std::io::Result<OwnedFd> {
     // SAFETY: the kernel just returned this descriptor to us and nothing
     // else owns it.
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
-}
-
-/// A mode-0700 temporary directory, removed on drop.
-struct PrivateDir(PathBuf);
-
-impl PrivateDir {
-    fn create() -> anyhow::Result<Self> {
-        let template = std::env::temp_dir().join("unixagent-XXXXXX");
-        let path = nix::unistd::mkdtemp(&template).with_context(|| format!("creating {}", template.display()))?;
-        Ok(Self(path))
-    }
-}
-
-impl Drop for PrivateDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
 }

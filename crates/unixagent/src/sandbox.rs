@@ -4,9 +4,15 @@
 //! status` / `sandbox -- CMD`.
 //!
 //! On Linux a sandboxed process is started as `unixagent __sandbox-exec
-//! SPEC -- PROGRAM ARGS…`: that launcher reads the spec (then deletes it),
-//! applies it to itself (`ua_sandbox::linux::apply`) and execs PROGRAM,
-//! which keeps the launcher's process id, terminal and environment. On
+//! SPEC -- PROGRAM ARGS…`: that launcher reads the spec, connects to the
+//! proxy's hand-over socket, and removes both and their private directory
+//! before anything else (so nothing is left in the temporary directory
+//! even if unixagent is killed); then it applies the spec to itself
+//! (`ua_sandbox::linux::apply`, which normalises the rules against what is
+//! on disk first) and execs PROGRAM, which keeps the launcher's process
+//! id, terminal and environment. `__sandbox-exec SPEC --check` applies the
+//! spec and exits: a trial run, so that a sandbox that cannot be set up
+//! is refused with the launcher's own sentence before a shell starts. On
 //! macOS it is started as `sandbox-exec -p PROFILE -- env PROXY… PROGRAM
 //! ARGS…` with the profile `ua_sandbox::seatbelt` compiles from the same
 //! rules. Either way the parent runs the allowlisting proxy for it.
@@ -15,6 +21,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use ua_sandbox::normalise::{Host, normalise};
 use ua_sandbox::rules::{Mode, PathRule, Rules};
 
 mod endpoints;
@@ -27,26 +34,63 @@ pub use policy::{rules, rules_allowing};
 /// The hidden subcommand that applies a spec and execs (Linux).
 pub const LAUNCHER: &str = "__sandbox-exec";
 
+/// In place of `-- PROGRAM`: apply the spec and exit 0 (a trial).
+const CHECK: &str = "--check";
+
 /// Exit status when the sandbox cannot be applied (the command did not
 /// run), as container runtimes use it.
 pub const REFUSED: i32 = 125;
 
 /// Refuses, with the one sentence to show, when `rules` ask for more than
-/// this kernel can enforce and the mode is enforce: the shell is then not
+/// this kernel can enforce and the mode is enforce, or when setting them
+/// up fails here (tried in a launcher of its own): the shell is then not
 /// started at all.
 #[cfg(target_os = "linux")]
 pub fn check(rules: &Rules) -> Result<(), String> {
-    let missing = if ua_sandbox::linux::enclosed() {
+    let nested = ua_sandbox::linux::enclosed();
+    let missing = if nested {
         // A child agent in a sandboxed shell: the enclosing sandbox holds.
         ua_sandbox::linux::nested_shortfalls(ua_sandbox::linux::landlock_abi())
     } else {
         let support = ua_sandbox::linux::probe();
-        ua_sandbox::linux::shortfalls(support.landlock_abi, support.user_namespaces, rules)
+        let normalised = normalise(rules, &Host);
+        ua_sandbox::linux::shortfalls(support.landlock_abi, support.user_namespaces, &normalised.rules)
     };
-    if missing.is_empty() || rules.mode == Mode::BestEffort {
+    if !missing.is_empty() && rules.mode == Mode::Enforce {
+        return Err(ua_sandbox::linux::SandboxError::Unsupported(missing.join("; ")).to_string());
+    }
+    trial(rules, nested)
+}
+
+/// Sets `rules` up in a launcher that exits instead of running anything;
+/// the launcher's own sentence when that fails.
+#[cfg(target_os = "linux")]
+fn trial(rules: &Rules, nested: bool) -> Result<(), String> {
+    let dir = private_dir()?;
+    let path = dir.path().join("spec.json");
+    let spec = ua_sandbox::linux::Spec { rules: rules.clone(), proxy: None, nested };
+    let text = serde_json::to_string(&spec).map_err(|e| e.to_string())?;
+    std::fs::write(&path, text).map_err(|e| format!("writing {}: {e}", path.display()))?;
+    let me = std::env::current_exe().map_err(|e| format!("finding unixagent's own binary: {e}"))?;
+    let out = std::process::Command::new(me)
+        .arg(LAUNCHER)
+        .arg(&path)
+        .arg(CHECK)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .output()
+        .map_err(|e| format!("trying the sandbox: {e}"))?;
+    if out.status.success() {
         return Ok(());
     }
-    Err(ua_sandbox::linux::SandboxError::Unsupported(missing.join("; ")).to_string())
+    let said = String::from_utf8_lossy(&out.stderr);
+    let said = said.trim().trim_start_matches("unixagent: ");
+    if said.is_empty() {
+        Err(format!("trying the sandbox failed ({}), without a reason", out.status))
+    } else {
+        Err(said.to_string())
+    }
 }
 
 /// Refuses when macOS has no `sandbox-exec` (best-effort mode has nothing
@@ -77,7 +121,9 @@ enum Confine {
 /// serving it.
 #[derive(Debug)]
 pub struct Prepared {
-    dir: PathBuf,
+    /// Holds the spec and the proxy's hand-over socket until the launcher
+    /// has them (it removes all three then); removed on drop otherwise.
+    _dir: tempfile::TempDir,
     confine: Confine,
     /// The proxy's tasks; they end with this value.
     _proxy: Option<ProxyTasks>,
@@ -91,12 +137,6 @@ impl Drop for ProxyTasks {
         for t in &self.0 {
             t.abort();
         }
-    }
-}
-
-impl Drop for Prepared {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
 
@@ -129,7 +169,7 @@ impl Prepared {
         if rules.network() && !nested {
             let allow = Arc::new(ua_sandbox::proxy::Allowlist::new(rules.allow_hosts.clone()));
             let (host_port, host) = host_proxy(&allow, decisions.clone())?;
-            let handoff_path = dir.join("proxy.sock");
+            let handoff_path = dir.path().join("proxy.sock");
             let handoff =
                 tokio::net::UnixListener::bind(&handoff_path).map_err(|e| format!("starting the proxy: {e}"))?;
             tasks.push(host);
@@ -137,10 +177,10 @@ impl Prepared {
             plan = Some(ua_sandbox::linux::ProxyPlan { host_port, handoff: handoff_path });
         }
         let spec = ua_sandbox::linux::Spec { rules, proxy: plan, nested };
-        let path = dir.join("spec.json");
+        let path = dir.path().join("spec.json");
         let text = serde_json::to_string(&spec).map_err(|e| e.to_string())?;
         std::fs::write(&path, text).map_err(|e| format!("writing {}: {e}", path.display()))?;
-        Ok(Self { dir, confine: Confine::Launcher { spec: path }, _proxy: Some(ProxyTasks(tasks)) })
+        Ok(Self { _dir: dir, confine: Confine::Launcher { spec: path }, _proxy: Some(ProxyTasks(tasks)) })
     }
 
     /// Compiles the profile's rules and, when hosts are allowed, starts the
@@ -157,8 +197,8 @@ impl Prepared {
             tasks.push(task);
             proxy_port = Some(port);
         }
-        let confine = Confine::Seatbelt { rules: Box::new(rules), proxy_port };
-        Ok(Self { dir, confine, _proxy: Some(ProxyTasks(tasks)) })
+        let confine = Confine::Seatbelt { rules: Box::new(normalise(&rules, &Host).rules), proxy_port };
+        Ok(Self { _dir: dir, confine, _proxy: Some(ProxyTasks(tasks)) })
     }
 
     /// The argv that runs `program args…` under this sandbox.
@@ -229,61 +269,77 @@ fn receive_listener(stream: &std::os::unix::net::UnixStream) -> Option<tokio::ne
 
 /// A fresh directory only this user can enter, for a spec and the proxy's
 /// hand-over socket.
-fn private_dir() -> Result<PathBuf, String> {
-    use std::os::unix::fs::DirBuilderExt;
-    let base = std::env::temp_dir();
-    for n in 0..100u32 {
-        let dir = base.join(format!("unixagent-sandbox-{}-{n}", std::process::id()));
-        match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
-            Ok(()) => return Ok(dir),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-            Err(e) => return Err(format!("creating {}: {e}", dir.display())),
-        }
-    }
-    Err(format!("no free directory name in {}", base.display()))
+fn private_dir() -> Result<tempfile::TempDir, String> {
+    use std::os::unix::fs::PermissionsExt;
+    tempfile::Builder::new()
+        .prefix("unixagent-sandbox-")
+        .permissions(std::fs::Permissions::from_mode(0o700))
+        .tempdir()
+        .map_err(|e| format!("creating a private directory in {}: {e}", std::env::temp_dir().display()))
 }
 
 #[cfg(target_os = "linux")]
 /// `unixagent __sandbox-exec SPEC -- PROGRAM ARGS…`: never returns on
-/// success.
+/// success. `__sandbox-exec SPEC --check` returns 0 once the spec is
+/// applied.
 pub fn launcher(args: &[OsString]) -> i32 {
-    let (Some(spec), Some(sep), Some(program)) = (args.first(), args.get(1), args.get(2)) else {
+    let usage = || {
         eprintln!("unixagent: {LAUNCHER} SPEC -- PROGRAM [ARGS…] is how unixagent starts sandboxed processes.");
-        return 2;
+        2
     };
-    if sep != "--" {
-        eprintln!("unixagent: {LAUNCHER} SPEC -- PROGRAM [ARGS…] is how unixagent starts sandboxed processes.");
-        return 2;
-    }
-    let text = match std::fs::read_to_string(spec) {
-        Ok(t) => t,
+    let (Some(spec), Some(sep)) = (args.first(), args.get(1)) else { return usage() };
+    let program = match (sep.to_str(), args.get(2)) {
+        (Some(CHECK), None) => None,
+        (Some("--"), Some(program)) => Some(program),
+        _ => return usage(),
+    };
+    let (spec, handoff) = match take_spec(Path::new(spec)) {
+        Ok(taken) => taken,
         Err(e) => {
-            eprintln!("unixagent: the sandbox cannot be applied: reading {}: {e}", Path::new(spec).display());
+            eprintln!("unixagent: {e}");
             return REFUSED;
         }
     };
-    let _ = std::fs::remove_file(spec);
-    let spec: ua_sandbox::linux::Spec = match serde_json::from_str(&text) {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("unixagent: the sandbox cannot be applied: its spec is malformed: {e}");
-            return REFUSED;
-        }
-    };
-    match ua_sandbox::linux::apply(&spec) {
-        Ok(enforced) => {
+    match ua_sandbox::linux::apply(&spec, handoff) {
+        Ok(enforced) if program.is_some() => {
             for gap in &enforced.gaps {
                 eprintln!("unixagent: sandbox (best-effort): not enforced: {gap}");
             }
         }
+        Ok(_) => return 0,
         Err(e) => {
             eprintln!("unixagent: {e}");
             return REFUSED;
         }
     }
+    let Some(program) = program else { return 0 };
     let err = ua_sandbox::linux::exec(program, &args[3..]);
     eprintln!("unixagent: could not run {} in the sandbox: {err}", Path::new(program).display());
     if err.kind() == std::io::ErrorKind::NotFound { 127 } else { 126 }
+}
+
+/// Reads the spec at `path` and connects to its proxy, then removes the
+/// spec, the hand-over socket and the private directory holding them:
+/// from here on nothing of this run is left on disk, however it ends.
+#[cfg(target_os = "linux")]
+fn take_spec(
+    path: &Path,
+) -> Result<(ua_sandbox::linux::Spec, Option<std::os::unix::net::UnixStream>), ua_sandbox::linux::SandboxError> {
+    use ua_sandbox::linux::SandboxError;
+    let failed = |what: String| SandboxError::Setup(format!("{what}; nothing was run"));
+    let text = std::fs::read_to_string(path).map_err(|e| failed(format!("reading {} failed: {e}", path.display())))?;
+    let _ = std::fs::remove_file(path);
+    let spec: ua_sandbox::linux::Spec =
+        serde_json::from_str(&text).map_err(|e| failed(format!("its spec {} is malformed: {e}", path.display())))?;
+    let handoff = spec.proxy.as_ref().map(ua_sandbox::linux::connect_handoff).transpose();
+    if let Some(plan) = &spec.proxy {
+        let _ = std::fs::remove_file(&plan.handoff);
+    }
+    if let Some(dir) = path.parent() {
+        // Only ever empty by now; anything else in it stays.
+        let _ = std::fs::remove_dir(dir);
+    }
+    Ok((spec, handoff?))
 }
 
 /// `unixagent sandbox -- COMMAND ARGS…`: COMMAND under the sandbox agent
@@ -334,14 +390,20 @@ pub fn status(cfg: &crate::config::SandboxConfig, json: bool) -> i32 {
             return 1;
         }
     };
-    let rules = &compiled.rules;
+    // As the launcher will apply them: against what is on disk now.
+    let normalised = normalise(&compiled.rules, &Host);
+    let rules = &normalised.rules;
     let (kernel, summary, enforcement) = platform(rules);
+    let applies = check(&compiled.rules);
     if json {
         let v = serde_json::json!({
             "kernel": kernel,
             "rules": rules,
             "enforcement": enforcement,
-            "no_create": rules.no_create_dirs(),
+            "no_create": normalised.no_create,
+            "normalised": normalised.notes,
+            "applies": applies.is_ok(),
+            "problem": applies.as_ref().err(),
             "gate_only": compiled.gate_only,
             "not_widened": compiled.not_widened,
         });
@@ -350,6 +412,10 @@ pub fn status(cfg: &crate::config::SandboxConfig, json: bool) -> i32 {
     }
     println!("kernel: {summary}");
     println!("mode: {}", if rules.mode == Mode::Enforce { "enforce" } else { "best-effort" });
+    match &applies {
+        Ok(()) => println!("set-up: applies here (tried just now)"),
+        Err(why) => println!("set-up: FAILS, so agent commands will not run: {why}"),
+    }
     for (k, v) in &enforcement {
         println!("{k}: {v}");
     }
@@ -361,12 +427,25 @@ pub fn status(cfg: &crate::config::SandboxConfig, json: bool) -> i32 {
     };
     show("hidden (not read, not written)", &rules.read_deny);
     show("writable", &rules.write_roots);
+    if let Some(b) = &rules.boards {
+        // Only the board UNIXAGENT_BOARD names is opened.
+        let named = crate::board::inherited().and_then(|p| rules.board_to_open(&p));
+        let shown = named.unwrap_or_else(|| b.path.join("<session>/board"));
+        println!("  {}  ({}; inside the hidden data directory)", shown.display(), b.source);
+    }
     show("never written", &rules.write_protect);
-    let no_create = rules.no_create_dirs();
-    if !no_create.is_empty() {
-        println!("nothing new made directly in (a protected path there does not exist yet):");
-        for d in &no_create {
+    if !normalised.no_create.is_empty() {
+        println!(
+            "nothing new made directly in (a protected path there does not exist yet, or a symbolic link there leads to one):"
+        );
+        for d in &normalised.no_create {
             println!("  {}", d.display());
+        }
+    }
+    if !normalised.notes.is_empty() {
+        println!("as written in the rules, and how they apply here:");
+        for n in &normalised.notes {
+            println!("  {n}");
         }
     }
     println!("network:");

@@ -337,8 +337,9 @@ fn names_of_secrets() {
 #[test]
 fn the_tokenizer_never_splits_a_character_and_never_runs_away() {
     // Unterminated quotes, escapes before multi-byte characters, a
-    // thousand anchors on one line: no panic, and the work per anchor is
-    // bounded (a quadratic scan would take seconds on the long ones).
+    // thousand anchors on one line: no panic. How long the long ones take
+    // (a quadratic scan would take seconds) is the scrub benchmark's
+    // "pathological lines" row, not a timed assertion here.
     let nasty = [
         "--password 'é".to_string(),
         "--password \\é".to_string(),
@@ -353,11 +354,10 @@ fn the_tokenizer_never_splits_a_character_and_never_runs_away() {
         format!("{}\n", "--password '".repeat(50_000)),
         "a".repeat(200_000) + "key=" + &"b".repeat(200_000),
     ];
-    let start = std::time::Instant::now();
     for t in &nasty {
-        let _ = redact_secrets(t);
+        let out = redact_secrets(t);
+        assert!(out.len() <= t.len() + 64 * t.matches(['-', '=']).count().max(1), "{t:.40}");
     }
-    assert!(start.elapsed() < std::time::Duration::from_secs(5), "{:?}", start.elapsed());
     assert!(redact_secrets(&("mysql ".repeat(1000) + "-pfoo")).ends_with("mysql -p[REDACTED:password]"));
 }
 

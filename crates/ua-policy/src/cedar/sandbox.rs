@@ -95,6 +95,10 @@ pub struct SandboxTerms {
     pub no_network: Vec<String>,
     /// Forbids the kernel does not back: gate-only rules.
     pub not_compiled: Vec<Uncompiled>,
+    /// Forbids (in `read_deny` or `write_protect`) that exempt the task
+    /// boards in the directory they name, with `unless { resource.path
+    /// like "P/sessions/*/board/*" }`: the path is P.
+    pub board_exempt: Vec<PathTerm>,
     /// Permits not widened into the kernel.
     pub skipped: Vec<Uncompiled>,
 }
@@ -108,6 +112,7 @@ impl SandboxTerms {
         self.deny_hosts.extend(other.deny_hosts);
         self.no_network.extend(other.no_network);
         self.not_compiled.extend(other.not_compiled);
+        self.board_exempt.extend(other.board_exempt);
         self.skipped.extend(other.skipped);
     }
 }
@@ -229,6 +234,9 @@ enum Place {
 fn compile(t: &Template, source: &str, out: &mut SandboxTerms) {
     let reach = reach(t);
     let forbid = t.effect == Effect::Forbid;
+    if let (true, Some(p)) = (forbid, exempts_boards(t)) {
+        out.board_exempt.push(PathTerm { path: PathBuf::from(crate::paths::normalize(&p)), source: source.into() });
+    }
     for action in actions(&t.action) {
         let place = match (action, &reach) {
             (_, Reach::All) => Place::All,
@@ -378,6 +386,9 @@ fn reach(t: &Template) -> Reach {
     }
     match (scope, t.clauses().as_slice()) {
         (Some(r), []) => r,
+        // The task boards' exemption: the forbid holds everywhere else in
+        // P, and the kernel opens a board only where this exemption is.
+        (Some(r), [Clause::Unless(_)]) if exempts_boards(t).is_some() => r,
         (None, []) => Reach::All,
         (None, [Clause::When(e)]) => selector(e).unwrap_or_else(|| {
             let why = format!("its condition uses {}", features(e));
@@ -395,6 +406,28 @@ fn reach(t: &Template) -> Reach {
             Reach::Inexact(target, why)
         }
     }
+}
+
+/// P, for a policy scoped `resource in Directory::"P"` whose one clause is
+/// `unless { resource.path like "P/sessions/*/board/*" }`: everything in
+/// P but the task boards of the sessions there.
+fn exempts_boards(t: &Template) -> Option<String> {
+    let ResourceConstraint::In(EntityOrSlot::Entity(dir)) = &t.resource else { return None };
+    if !typed(dir, "Directory") {
+        return None;
+    }
+    let [Clause::Unless(e)] = t.clauses().as_slice() else { return None };
+    let Expr::Like { expr, pattern } = &**e else { return None };
+    let is_path = matches!(expr.as_ref(), Expr::GetAttr { expr, attr } if is_resource(expr) && attr.as_str() == "path");
+    let text: String = pattern
+        .iter()
+        .map(|p| match p {
+            cedar_policy::pst::PatternElem::Char(c) => *c,
+            cedar_policy::pst::PatternElem::Wildcard => '*',
+        })
+        .collect();
+    let p = dir.eid.to_string();
+    (is_path && text == format!("{p}/sessions/*/board/*")).then_some(p)
 }
 
 /// A condition that only picks resources: `resource in Directory::"P"`,

@@ -31,6 +31,7 @@ fn lines(t: &SandboxTerms) -> Vec<String> {
     out.extend(t.no_network.iter().map(|s| format!("no network ({s})")));
     out.extend(t.not_compiled.iter().map(|u| format!("gate only: {}{}: {}", u.action, target(&u.target), u.why)));
     out.extend(t.skipped.iter().map(|u| format!("skipped: {}{}: {}", u.action, target(&u.target), u.why)));
+    out.extend(t.board_exempt.iter().map(|p| format!("boards exempt in {} ({})", p.path.display(), p.source)));
     out
 }
 
@@ -192,6 +193,12 @@ fn forbids_that_cannot_be_compiled_are_reported() {
             ],
         ),
         (
+            "any other exception on the path",
+            r#"@id("p") forbid (principal, action == Action::"write", resource in Directory::"/k")
+               unless { resource.path like "/k/sessions/*/kanban/*" };"#,
+            &["gate only: write /k: its unless clause uses a like pattern, resource.path"],
+        ),
+        (
             "a condition on the principal",
             r#"@id("p") forbid (principal, action == Action::"connect", resource == Host::"x.org") when { principal.depth > 0 };"#,
             &["gate only: connect host x.org: its when clause uses principal.depth"],
@@ -246,23 +253,41 @@ fn the_example_policy_widens_nothing_and_reports_its_conditional_forbids() {
 }
 
 #[test]
-fn the_builtin_policy_compiles_its_stores_and_leaves_three_to_the_gate() {
+fn the_task_boards_exemption_compiles_as_a_protected_directory_with_its_boards_open() {
+    assert_eq!(
+        terms(
+            r#"@id("p") forbid (principal, action == Action::"write", resource in Directory::"/k")
+               unless { resource.path like "/k/sessions/*/board/*" };"#
+        ),
+        vec!["protect /k (policy.cedar: @id(\"p\"))", "boards exempt in /k (policy.cedar: @id(\"p\"))"]
+    );
+}
+
+#[test]
+fn the_builtin_policy_compiles_its_stores_and_leaves_two_to_the_gate() {
     let t = sandbox_terms(&load::builtin(&places())).unwrap();
     let hidden: Vec<_> = t.read_deny.iter().map(|p| p.path.display().to_string()).collect();
     assert!(hidden.contains(&"/home/u/.aws".to_string()) && hidden.contains(&"/etc/shadow".to_string()), "{hidden:?}");
     assert!(!hidden.iter().any(|h| h.ends_with(".ssh")), "the ssh policy has exceptions: {hidden:?}");
     let protected: Vec<_> = t.write_protect.iter().map(|p| p.path.display().to_string()).collect();
-    for p in ["/home/u/.config/unixagent", "/home/u/.zshenv", "/home/u/.config/systemd/user", "/etc/profile.d"] {
+    for p in [
+        "/home/u/.config/unixagent",
+        "/home/u/.local/share/unixagent",
+        "/home/u/.zshenv",
+        "/home/u/.config/systemd/user",
+        "/etc/profile.d",
+    ] {
         assert!(protected.contains(&p.to_string()), "{p} missing from {protected:?}");
     }
     assert_eq!(t.read_deny[0].source, "<built-in default.cedar>: @id(\"builtin.credential-dirs\")");
     assert!(t.write_roots.is_empty() && t.allow_hosts.is_empty() && t.skipped.is_empty());
+    let exempt: Vec<_> = t.board_exempt.iter().map(|p| (p.path.display().to_string(), p.source.as_str())).collect();
+    assert_eq!(exempt, [("/home/u/.local/share/unixagent".into(), "<built-in default.cedar>: @id(\"builtin.data\")")]);
     let mut gate_only: Vec<_> = t.not_compiled.iter().map(|u| format!("{} {}", u.source, u.action)).collect();
     gate_only.dedup();
     assert_eq!(
         gate_only,
         vec![
-            "<built-in default.cedar>: @id(\"builtin.data\") write",
             "<built-in default.cedar>: @id(\"builtin.protected-parents\") write",
             "<built-in default.cedar>: @id(\"builtin.ssh\") read",
             "<built-in default.cedar>: @id(\"builtin.ssh\") write",

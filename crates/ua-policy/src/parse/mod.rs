@@ -8,6 +8,8 @@
 //! kept as an [`PartKind::Unparseable`] part, which classifies as at least
 //! Write: failing closed is the point.
 
+mod later;
+mod options;
 mod printed;
 mod vars;
 mod walk;
@@ -15,6 +17,7 @@ pub mod word;
 mod wrappers;
 
 pub use word::Arg;
+pub use wrappers::is_shell;
 
 use serde::Serialize;
 
@@ -29,6 +32,11 @@ pub struct Parsed {
     pub source: String,
     /// Every program or shell action the text would run, in source order.
     pub parts: Vec<Part>,
+    /// What the command leaves in the live shell to run later, one line
+    /// each (`alias ls: rm -rf ~/src`, `trap on EXIT: …`, `function f: …`,
+    /// `PROMPT_COMMAND: …`, `bind -x "\C-l": …`): the parts above already
+    /// include that code, walked as if it ran; this is for people to read.
+    pub defines: Vec<String>,
 }
 
 /// What a part is.
@@ -167,7 +175,7 @@ impl Part {
 pub fn parse(source: &str) -> Parsed {
     let mut w = walk::Walker::new(source);
     w.script(source, &walk::Ctx { straight: true, ..walk::Ctx::default() });
-    Parsed { source: source.to_string(), parts: w.parts }
+    Parsed { source: source.to_string(), parts: w.parts, defines: w.defines }
 }
 
 #[cfg(test)]

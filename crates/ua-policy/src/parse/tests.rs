@@ -246,3 +246,26 @@ fn variables_nothing_sets_are_also_read_as_empty() {
     // Variables the shell itself always sets are not read as empty.
     assert!(!progs("rm -rf \"$PWD\"/*").contains(&"rm -rf /*".to_string()));
 }
+
+#[test]
+fn quoted_words_read_back_unchanged_by_the_walker() {
+    // Code in other languages is turned back into shell words with
+    // `word::quote` and walked; the walker must read them as the shells do.
+    for raw in [
+        "plain",
+        "",
+        "it's",
+        "\"q\"",
+        "back\\slash",
+        "ends\\",
+        "$HOME `id` $(id)",
+        "a;b|c&d *?[x] {a,b} ~ #",
+        "new\nline",
+        "-n",
+    ] {
+        let p = parse(&format!("printf %s {}", super::word::quote(raw)));
+        let argv: Vec<&str> = p.parts[0].argv.iter().map(|a| a.text.as_str()).collect();
+        assert_eq!(argv, ["printf", "%s", raw], "{raw:?}");
+        assert!(p.parts[0].argv.iter().all(|a| !a.dynamic), "{raw:?}");
+    }
+}

@@ -49,12 +49,37 @@ fn paren_depth(src: &str) -> usize {
     max
 }
 
+/// `src` with the parentheses that only group (subshells, arithmetic)
+/// blanked out, and those of `$(…)`, `<(…)` and `>(…)` kept, so that a
+/// substitution padded with parentheses still runs its command.
+fn blank_grouping_parens(src: &str) -> String {
+    let mut out = String::with_capacity(src.len());
+    let mut kept: Vec<bool> = Vec::new();
+    let mut prev = '\0';
+    for c in src.chars() {
+        match c {
+            '(' => {
+                let keep = matches!(prev, '$' | '<' | '>');
+                kept.push(keep);
+                out.push(if keep { '(' } else { ' ' });
+            }
+            ')' => out.push(if kept.pop().unwrap_or(false) { ')' } else { ' ' }),
+            c => out.push(c),
+        }
+        prev = c;
+    }
+    out
+}
+
 #[derive(Debug, Default)]
 pub(crate) struct Walker {
     pub parts: Vec<Part>,
     next_pipeline: u32,
     /// Aliases the command defines (`alias ll='rm -rf'`), by name.
     pub(crate) aliases: std::collections::HashMap<String, String>,
+    /// What the command leaves in the live shell to run later (aliases,
+    /// functions, traps, key bindings, prompt hooks), as shown to people.
+    pub(crate) defines: Vec<String>,
     /// The command line's own variables.
     pub(crate) vars: Vars,
     /// Variables that nothing sets, met by [`Walker::word`] since the
@@ -83,7 +108,7 @@ impl Walker {
             // words and operators left still show what would run, so a
             // `rm -rf /` padded with parentheses still meets the deny list.
             // These parts can only add to the risk of the unparseable one.
-            let flat: String = src.chars().map(|c| if matches!(c, '(' | ')') { ' ' } else { c }).collect();
+            let flat = blank_grouping_parens(src);
             let mut c = ctx.clone();
             c.depth += 1;
             self.script(&flat, &c);
@@ -204,6 +229,10 @@ impl Walker {
             Command::Function(f) => {
                 let name = f.fname.value.clone();
                 self.push(ctx, PartKind::FunctionDef(name.clone()), vec![], vec![]);
+                if !ctx.in_substitution && ctx.wrappers.iter().all(|w| w == "eval") {
+                    let body = f.body.to_string().split_whitespace().collect::<Vec<_>>().join(" ");
+                    self.defines.push(format!("function {name}: {body}"));
+                }
                 let mut c = ctx.clone();
                 c.in_function = Some(name);
                 c.straight = false;
@@ -430,7 +459,17 @@ impl Walker {
             }
             match item {
                 CommandPrefixOrSuffixItem::IoRedirect(r) => {
-                    if let Some(r) = self.redirect(r, ctx) {
+                    // `bash <<< "$(curl …)"`, `sh < <(tr …)`: what a
+                    // substitution in a here-string, here-document or input
+                    // redirection prints is the shell's code. (Where output
+                    // goes is not code: `bash x.sh 2> >(sed …)`.)
+                    let input = matches!(
+                        r,
+                        IoRedirect::HereString(..)
+                            | IoRedirect::HereDocument(..)
+                            | IoRedirect::File(_, IoFileRedirectKind::Read, _)
+                    );
+                    if let Some(r) = self.redirect(r, if input { ctx_for_words } else { ctx }) {
                         redirects.push(r);
                     }
                 }
@@ -490,6 +529,9 @@ impl Walker {
         let mut c = ctx.clone();
         c.assignments.extend(assigns);
         if argv.is_empty() {
+            for (name, value) in &c.assignments {
+                super::later::define_variable(self, name, value, ctx);
+            }
             let kind = if c.assignments.is_empty() { PartKind::Redirection } else { PartKind::Assignment };
             self.push(&c, kind, argv, redirects);
             for (name, value) in bare {

@@ -597,6 +597,16 @@ pub fn embedded_substitutions(text: &str) -> Vec<String> {
     found
 }
 
+/// `text` as one shell word that bash, zsh and fish all read back as
+/// `text` (shlex's quoting, tested against each). A NUL byte cannot be in
+/// an argument at all (the kernel's argv is C strings), so it is dropped.
+pub(crate) fn quote(text: &str) -> String {
+    match shlex::try_quote(text) {
+        Ok(q) => q.into_owned(),
+        Err(_) => shlex::try_quote(&text.replace('\0', "")).map_or_else(|_| "''".to_string(), |q| q.into_owned()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

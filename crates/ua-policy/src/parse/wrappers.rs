@@ -2,6 +2,8 @@
 //! program that actually runs. Only the system's program of each name is a
 //! wrapper; `./sudo` is an unknown program like any other.
 
+use super::later::{define_variable, later, live_bindings};
+use super::options::code_in_options;
 use super::walk::{Ctx, Walker};
 use super::word::Arg;
 use super::{PartKind, Redirect, RedirectKind};
@@ -70,14 +72,14 @@ fn split_options<'a>(wrapper: &str, args: &'a [Arg]) -> (&'a [Arg], &'a [Arg]) {
     (&args[..i], &args[i..])
 }
 
-fn with(ctx: &Ctx, wrapper: impl Into<String>, privileged: bool) -> Ctx {
+pub(super) fn with(ctx: &Ctx, wrapper: impl Into<String>, privileged: bool) -> Ctx {
     let mut c = ctx.clone();
     c.wrappers.push(wrapper.into());
     c.privileged |= privileged;
     c
 }
 
-fn joined(args: &[Arg]) -> String {
+pub(super) fn joined(args: &[Arg]) -> String {
     args.iter().map(|a| a.text.as_str()).collect::<Vec<_>>().join(" ")
 }
 
@@ -211,12 +213,7 @@ pub(crate) fn exec(w: &mut Walker, argv: Vec<Arg>, redirects: Vec<Redirect>, ctx
                 _ => peel(w, rest.get(1..).unwrap_or_default(), with(ctx, "flock", false), redirects, &argv),
             }
         }
-        "xargs" => {
-            let (_, rest) = split_options(&name, args);
-            let mut inner: Vec<Arg> = if rest.is_empty() { vec![Arg::literal("echo")] } else { rest.to_vec() };
-            inner.push(Arg { text: "{stdin}".into(), dynamic: true, glob: false });
-            exec(w, inner, redirects, &with(ctx, "xargs", false));
-        }
+        "xargs" => xargs(w, args, redirects, ctx),
         "watch" => {
             let (opts, rest) = split_options(&name, args);
             let c = with(ctx, "watch", false);
@@ -246,10 +243,21 @@ pub(crate) fn exec(w: &mut Walker, argv: Vec<Arg>, redirects: Vec<Redirect>, ctx
                 .cloned()
                 .collect();
             w.push(ctx, PartKind::Exec, argv.clone(), redirects);
+            let c = with(ctx, "parallel", false);
             if !cmd.is_empty() {
                 let text = joined(&cmd);
                 let dynamic = cmd.iter().any(|a| a.dynamic);
-                shell_string(w, &Arg { text, dynamic, glob: false }, &with(ctx, "parallel", false), vec![]);
+                shell_string(w, &Arg { text, dynamic, glob: false }, &c, vec![]);
+            } else {
+                // With no command, each input line (or each argument after
+                // `:::`) is a command line of its own.
+                let listed: Vec<&Arg> = args.iter().skip_while(|a| !a.text.starts_with(":::")).skip(1).collect();
+                for a in &listed {
+                    shell_string(w, a, &c, vec![]);
+                }
+                if listed.is_empty() {
+                    shell_string(w, &stdin_arg(), &c, vec![]);
+                }
             }
         }
         "trap" => {
@@ -257,7 +265,8 @@ pub(crate) fn exec(w: &mut Walker, argv: Vec<Arg>, redirects: Vec<Redirect>, ctx
             w.push(ctx, PartKind::Exec, argv.clone(), redirects);
             let ops: Vec<&Arg> = args.iter().filter(|a| !a.text.starts_with('-')).collect();
             if ops.len() >= 2 {
-                shell_string(w, ops[0], &with(ctx, "trap", false), vec![]);
+                let signals = ops[1..].iter().map(|a| a.text.as_str()).collect::<Vec<_>>().join(" ");
+                later(w, ctx, "trap".into(), format!("trap on {signals}: {}", ops[0].text), ops[0]);
             }
         }
         "alias" => {
@@ -268,15 +277,21 @@ pub(crate) fn exec(w: &mut Walker, argv: Vec<Arg>, redirects: Vec<Redirect>, ctx
                     && !n.starts_with('-')
                 {
                     w.aliases.insert(n.to_string(), value.to_string());
+                    // The value runs later, whenever the name is typed: it
+                    // is rated now, as if it ran.
+                    let code = Arg { text: value.to_string(), dynamic: a.dynamic, glob: false };
+                    later(w, ctx, format!("alias {n}"), format!("alias {n}: {value}"), &code);
                 }
             }
         }
+        "bind" | "bindkey" | "complete" | "compgen" | "abbr" => live_bindings(w, &name, &argv, redirects, ctx),
         "export" | "declare" | "typeset" | "readonly" | "local" => {
             w.push(ctx, PartKind::Exec, argv.clone(), redirects);
             for a in args {
                 if let Some((name, value)) = a.text.split_once('=') {
                     let value = Arg { text: value.to_string(), dynamic: a.dynamic, glob: false };
                     code_in_variable(w, name.trim_end_matches('+'), &value, ctx);
+                    define_variable(w, name.trim_end_matches('+'), &value, ctx);
                 }
             }
         }
@@ -319,7 +334,7 @@ pub(crate) fn exec(w: &mut Walker, argv: Vec<Arg>, redirects: Vec<Redirect>, ctx
 }
 
 /// Variables whose value is a command line some program runs later.
-const CODE_VARS: [&str; 14] = [
+pub(super) const CODE_VARS: [&str; 14] = [
     "PROMPT_COMMAND",
     "PAGER",
     "GIT_PAGER",
@@ -342,12 +357,9 @@ const CODE_VARS: [&str; 14] = [
 pub(crate) fn code_in_variable(w: &mut Walker, name: &str, value: &Arg, ctx: &Ctx) {
     if CODE_VARS.contains(&name) {
         let text = value.text.trim_start_matches('|').replace("%s", "FILE");
-        shell_string(
-            w,
-            &Arg { text, dynamic: value.dynamic, glob: false },
-            &with(ctx, format!("${name}"), false),
-            vec![],
-        );
+        // `LESSOPEN='|sh %s'`, `PAGER=bash`: the file or text is the code.
+        let dynamic = value.dynamic || super::options::bare_runner(&text.replace("FILE", ""));
+        shell_string(w, &Arg { text, dynamic, glob: false }, &with(ctx, format!("${name}"), false), vec![]);
     } else if !value.dynamic || matches!(name, "PS0" | "PS1" | "PS2" | "PS4" | "PROMPT" | "RPROMPT") {
         // A substitution kept literal in a value runs wherever the value is
         // expanded again: as a prompt (`PS1`, bash's `${x@P}`), by zsh's
@@ -394,139 +406,6 @@ pub(crate) fn code_in_glob_qualifiers(w: &mut Walker, argv: &[Arg], ctx: &Ctx) {
             }
         }
     }
-}
-
-/// Option values that the program runs as a command line: `git -c
-/// core.pager=…`, `vim -c '!…'`, `less '+!…'`, `man -P …`, `tar
-/// --to-command=…`, `rsync -e …`, `ssh -o ProxyCommand=…`, `sort
-/// --compress-program=…`, `rg --pre …`.
-fn code_in_options(program: &str, args: &[Arg]) -> Vec<Arg> {
-    let mut out = Vec::new();
-    let mut push = |text: &str, from: &Arg| {
-        if !text.trim().is_empty() {
-            out.push(Arg { text: text.to_string(), dynamic: from.dynamic, glob: false });
-        }
-    };
-    // `--opt=value`, `--opt value`, `-o value` and `-ovalue` spellings.
-    let values = |names: &[&str]| -> Vec<&Arg> {
-        let mut v = Vec::new();
-        for (i, a) in args.iter().enumerate() {
-            for n in names {
-                if a.text == *n {
-                    v.extend(args.get(i + 1));
-                } else if a.text.starts_with(n)
-                    && (n.starts_with("--") && a.text[n.len()..].starts_with('=')
-                        || !n.starts_with("--") && n.len() == 2)
-                {
-                    v.push(a);
-                }
-            }
-        }
-        v
-    };
-    let after = |a: &Arg, n: &str| -> String {
-        let t = a.text.as_str();
-        t.strip_prefix(n).map(|r| r.trim_start_matches('=').to_string()).unwrap_or_else(|| t.to_string())
-    };
-    match program {
-        "git" => {
-            for a in values(&["-c"]) {
-                let Some((key, val)) = a.text.split_once('=') else { continue };
-                let key = key.to_ascii_lowercase();
-                let code = key == "core.pager"
-                    || key.starts_with("pager.")
-                    || key == "core.sshcommand"
-                    || key == "core.editor"
-                    || key == "sequence.editor"
-                    || key == "core.fsmonitor"
-                    || key.ends_with(".command")
-                    || key.ends_with(".textconv")
-                    || key.ends_with(".cmd")
-                    || key.ends_with(".process")
-                    || key.ends_with(".clean")
-                    || key.ends_with(".smudge")
-                    || key == "credential.helper"
-                    || key == "core.askpass"
-                    || key == "gpg.program"
-                    || key.starts_with("alias.") && val.starts_with('!');
-                if code {
-                    push(val.trim_start_matches('!'), a);
-                }
-            }
-        }
-        "vi" | "vim" | "nvim" | "view" | "ex" | "vimdiff" | "gvim" => {
-            for a in args.iter().filter(|a| a.text.starts_with('+')).chain(values(&["-c", "--cmd"])) {
-                let t = a.text.trim_start_matches('+').trim_start_matches(':').trim_start();
-                if let Some(cmd) = t
-                    .strip_prefix('!')
-                    .or_else(|| t.strip_prefix("sh "))
-                    .or_else(|| t.strip_prefix("terminal "))
-                    .or_else(|| t.strip_prefix("call system("))
-                {
-                    push(cmd, a);
-                }
-            }
-        }
-        "less" | "more" => {
-            for a in args.iter().filter(|a| a.text.starts_with('+')) {
-                if let Some(cmd) = a.text.trim_start_matches('+').strip_prefix('!') {
-                    push(cmd, a);
-                }
-            }
-        }
-        "man" => {
-            for a in values(&["-P", "--pager", "-H", "--html"]) {
-                push(&after(a, if a.text.starts_with("--pager") { "--pager" } else { "-P" }), a);
-            }
-        }
-        "tar" | "bsdtar" => {
-            for a in
-                values(&["--to-command", "-I", "--use-compress-program", "--info-script", "-F", "--new-volume-script"])
-            {
-                let name =
-                    ["--to-command", "--use-compress-program", "--info-script", "--new-volume-script", "-I", "-F"]
-                        .into_iter()
-                        .find(|n| a.text.starts_with(n))
-                        .unwrap_or("");
-                push(&after(a, name), a);
-            }
-            for a in args.iter().filter(|a| a.text.starts_with("--checkpoint-action=exec=")) {
-                push(a.text.trim_start_matches("--checkpoint-action=exec="), a);
-            }
-        }
-        "rsync" => {
-            for a in values(&["-e", "--rsh", "--rsync-path"]) {
-                let name = ["--rsh", "--rsync-path", "-e"].into_iter().find(|n| a.text.starts_with(n)).unwrap_or("");
-                push(&after(a, name), a);
-            }
-        }
-        "ssh" | "scp" | "sftp" => {
-            for a in values(&["-o"]) {
-                let t = a.text.trim_start_matches("-o");
-                let (k, v) = t.split_once(['=', ' ']).unwrap_or((t, ""));
-                if matches!(k.to_ascii_lowercase().as_str(), "proxycommand" | "localcommand" | "knownhostscommand") {
-                    push(v, a);
-                }
-            }
-        }
-        "sort" => {
-            for a in values(&["--compress-program"]) {
-                push(&after(a, "--compress-program"), a);
-            }
-        }
-        "rg" => {
-            for a in values(&["--pre"]) {
-                push(&after(a, "--pre"), a);
-            }
-        }
-        "zip" => {
-            for a in values(&["-TT", "--unzip-command"]) {
-                push(&after(a, if a.text.starts_with("--") { "--unzip-command" } else { "-TT" }), a);
-            }
-        }
-        _ => {}
-    }
-    out
 }
 
 /// Shell command lines that code in another language runs (`python3 -c
@@ -680,7 +559,7 @@ pub(crate) fn reads_stdin_code(words: &[Arg]) -> bool {
 }
 
 /// Parses a string argument as shell code one level deeper.
-fn shell_string(w: &mut Walker, s: &Arg, ctx: &Ctx, redirects: Vec<Redirect>) {
+pub(super) fn shell_string(w: &mut Walker, s: &Arg, ctx: &Ctx, redirects: Vec<Redirect>) {
     let mut c = ctx.clone();
     c.depth += 1;
     if !redirects.is_empty() {
@@ -780,4 +659,59 @@ fn find(w: &mut Walker, argv: &[Arg], redirects: Vec<Redirect>, ctx: &Ctx) {
         }
         i += 1;
     }
+}
+
+/// What xargs appends, or puts in place of its replace string: input only
+/// known at run time.
+fn stdin_arg() -> Arg {
+    Arg { text: "{stdin}".into(), dynamic: true, glob: false }
+}
+
+/// `xargs [opts] cmd args…` runs cmd with input words appended, or with
+/// each input line put in place of the `-I`/`-i`/`--replace` string. An
+/// argument that is the replace string becomes [`stdin_arg`], one that
+/// contains it is dynamic. Literal text piped in (`echo / | xargs rm -rf`)
+/// is what the input is.
+fn xargs(w: &mut Walker, args: &[Arg], redirects: Vec<Redirect>, ctx: &Ctx) {
+    let (opts, rest) = split_options("xargs", args);
+    let mut replace: Option<String> = None;
+    for (k, o) in opts.iter().enumerate() {
+        let t = o.text.as_str();
+        replace = match t {
+            "-I" | "-J" => opts.get(k + 1).map(|v| v.text.clone()),
+            "-i" | "--replace" => Some("{}".into()),
+            _ if t.starts_with("--replace=") => Some(t["--replace=".len()..].to_string()),
+            _ if t.starts_with("-I") || t.starts_with("-i") => Some(t[2..].to_string()),
+            _ => replace,
+        };
+    }
+    let mut inner: Vec<Arg> = if rest.is_empty() { vec![Arg::literal("echo")] } else { rest.to_vec() };
+    let c = with(ctx, "xargs", false);
+    let known = ctx.stdin.as_deref().filter(|s| !s.trim().is_empty());
+    match replace.filter(|r| !r.is_empty()) {
+        Some(r) => {
+            if let Some(text) = known {
+                for line in text.lines().filter(|l| !l.trim().is_empty()).take(16) {
+                    let each = inner.iter().map(|a| Arg { text: a.text.replace(&r, line), ..a.clone() }).collect();
+                    exec(w, each, redirects.clone(), &c);
+                }
+            }
+            for a in &mut inner {
+                if a.text == r {
+                    *a = stdin_arg();
+                } else if a.text.contains(&r) {
+                    a.dynamic = true;
+                }
+            }
+        }
+        None => {
+            if let Some(text) = known {
+                let mut each = inner.clone();
+                each.extend(text.split_whitespace().take(256).map(Arg::literal));
+                exec(w, each, redirects.clone(), &c);
+            }
+            inner.push(stdin_arg());
+        }
+    }
+    exec(w, inner, redirects, &c);
 }

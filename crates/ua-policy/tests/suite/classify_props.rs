@@ -378,3 +378,127 @@ proptest! {
         prop_assert_eq!(a.risk, Risk::Denied, "{:?} was not denied: {:?}", cmd, a.parts);
     }
 }
+
+/// Ways a command is kept to run later, or run by another program's
+/// option; `CMD` is replaced by a denied command.
+const HIDING_FORMS: &[&str] = &[
+    "alias ll='CMD'",
+    "bind -x '\"\\C-l\": CMD'",
+    "bind '\"\\C-l\": \"CMD\\n\"'",
+    "complete -C 'CMD' git",
+    "bindkey -s '^L' 'CMD\\n'",
+    "abbr -a ll 'CMD'",
+    "trap 'CMD' EXIT",
+    "PROMPT_COMMAND='CMD'",
+    "rg --pre 'CMD' pattern",
+    "git -c core.sshCommand='CMD' fetch",
+    "git -c merge.x.driver='CMD' merge main",
+    "git -c filter.x.clean='CMD' status",
+    "git -c core.gitProxy='CMD' fetch",
+    "git -c uploadpack.packObjectsHook='CMD' fetch",
+    "tar -xf a.tar --to-command='CMD'",
+    "rsync -e 'CMD' a host:b",
+    "LESSOPEN='|CMD %s' less f",
+    "vim -c 'silent !CMD' f",
+    "vim -c 'r !CMD' f",
+    "vim -c 'call system(\"CMD\")' f",
+    "parallel ::: 'CMD'",
+];
+
+/// Programs that compute the text they print, and ways that text becomes
+/// shell code.
+const GENERATORS: &[&str] = &[
+    "python3 -c 'print(1)'",
+    "perl -e 'print 1'",
+    "node -e 'console.log(1)'",
+    "ruby -e 'puts 1'",
+    "awk 'BEGIN{print 1}'",
+    "tr a-z n-za-m <<< vq",
+    "sed s/X/i/ <<< Xd",
+    "jq -r .cmd job.json",
+    "envsubst < job.sh.in",
+];
+const AS_CODE: &[&str] = &[
+    "GEN | sh",
+    "GEN | bash -s",
+    "GEN | sudo bash",
+    "GEN | env sh -",
+    "bash <<< \"$(GEN)\"",
+    "sh -c \"$(GEN)\"",
+    "eval \"$(GEN)\"",
+    "source <(GEN)",
+    ". <(GEN)",
+    "bash < <(GEN)",
+];
+
+/// Options and variables that make a program run another one, and
+/// programs nobody can read: named by path, or a bare shell handed data.
+const HIDDEN_PROGRAM_FORMS: &[&str] = &[
+    "rg --pre PROG pattern",
+    "git -c core.pager=PROG log",
+    "git -c core.sshCommand=PROG fetch",
+    "git -c diff.x.textconv=PROG diff",
+    "git -c core.fsmonitor=PROG status",
+    "tar --to-command=PROG -xf a.tar",
+    "LESSOPEN='|PROG %s' less f",
+    "PAGER=PROG man ls",
+];
+const HIDDEN_PROGRAMS: &[&str] = &["/tmp/x", "./x.sh", "sh", "bash", "python3", "~/bin/tool"];
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 512, .. ProptestConfig::default() })]
+
+    #[test]
+    fn a_denied_command_kept_for_later_or_run_by_an_option_stays_denied(
+        which in 0..DENIED.len(),
+        form in 0..HIDING_FORMS.len(),
+        wrapper in prop::sample::select(&[0u8, 5, 8, 10][..]),
+    ) {
+        let cmd = wrap(&HIDING_FORMS[form].replace("CMD", &DENIED[which].join(" ")), wrapper);
+        let a = analyze(&cmd);
+        prop_assert_eq!(a.risk, Risk::Denied, "{:?} was not denied: {:?}", cmd, a.parts);
+    }
+
+    #[test]
+    fn generated_code_handed_to_a_shell_is_denied(
+        generator in 0..GENERATORS.len(),
+        how in 0..AS_CODE.len(),
+        wrapper in prop::sample::select(WHOLE_LINE),
+    ) {
+        let cmd = wrap(&AS_CODE[how].replace("GEN", GENERATORS[generator]), wrapper);
+        let a = analyze(&cmd);
+        prop_assert_eq!(a.risk, Risk::Denied, "{:?} was not denied: {:?}", cmd, a.parts);
+    }
+
+    #[test]
+    fn a_program_another_program_runs_that_nobody_can_read_is_at_least_destructive(
+        form in 0..HIDDEN_PROGRAM_FORMS.len(),
+        program in 0..HIDDEN_PROGRAMS.len(),
+    ) {
+        let cmd = HIDDEN_PROGRAM_FORMS[form].replace("PROG", HIDDEN_PROGRAMS[program]);
+        let a = analyze(&cmd);
+        prop_assert!(a.risk >= Risk::Destructive, "{:?} is only {}: {:?}", cmd, a.risk, a.parts);
+    }
+
+    #[test]
+    fn a_command_that_truncates_a_file_it_reads_is_at_least_destructive(
+        reader in prop::sample::select(&["cat F", "jq . F", "sort F", "sort -u < F", "grep -v x F", "sed s/a/b/ F", "awk 1 F", "head -n 5 F", "tr a b < F", "cat F | sort"][..]),
+        file in prop::sample::select(&["f", "data.json", "/tmp/x/f", "~/notes.txt"][..]),
+        spelt in any::<bool>(),
+    ) {
+        let target = if spelt && !file.starts_with(['/', '~']) { format!("./{file}") } else { file.to_string() };
+        let cmd = format!("{} > {target}", reader.replace('F', file));
+        let a = analyze(&cmd);
+        prop_assert!(a.risk >= Risk::Destructive, "{:?} is only {}: {:?}", cmd, a.risk, a.parts);
+    }
+
+    #[test]
+    fn writing_a_file_root_owns_is_at_least_privileged(
+        form in prop::sample::select(&["sed -i s/a/b/ F", "sed -i.bak -e s/a/b/ F", "echo x | tee F", "echo x | tee -a F", "echo x > F", "echo x >> F", "cp f F", "perl -pi -e s/a/b/ F", "sort -o F list", "cd /etc && echo x > /F"][..]),
+        file in prop::sample::select(&["/etc/hosts", "/etc/nginx/nginx.conf", "/usr/local/bin/tool", "/var/lib/app/state", "/boot/grub/grub.cfg", "/opt/app/config"][..]),
+    ) {
+        let cmd = form.replace("/F", file).replace('F', file);
+        let a = analyze(&cmd);
+        prop_assert!(a.risk >= Risk::Privileged, "{:?} is only {}: {:?}", cmd, a.risk, a.parts);
+    }
+}

@@ -10,6 +10,14 @@
 /// Commands where every program each shell runs must be among the walker's
 /// parts.
 pub const CORPUS: &[&str] = &[
+    // Code handed to a shell by a here-string or an input redirection, and
+    // code the shell keeps for later (a trap, an alias's value).
+    "bash <<< \"$(echo touch hs)\"",
+    "sh <<< 'touch hs2'",
+    "sh < <(echo touch ps)",
+    "trap 'touch tr' EXIT",
+    "alias t='touch al'\nt",
+    "eval \"alias u='touch ev'\"\nu",
     // `((` and `( (`: arithmetic or nested subshells.
     "((touch x) )",
     "( (touch x) )",

@@ -38,6 +38,7 @@ fn every_event() -> Vec<AgentEvent> {
             rule: Some("builtin.read-only".into()),
             runs_as: Some("git --no-pager log".into()),
             note: None,
+            defines: vec!["alias ll: ls -la".into()],
         },
         AgentEvent::ApprovalRequest {
             id: "toolu_1".into(),
@@ -62,6 +63,15 @@ fn every_event() -> Vec<AgentEvent> {
             message: "backend 'anthropic' is overloaded; try again shortly".into(),
             kind: "overloaded".into(),
         },
+        AgentEvent::Task {
+            id: 3,
+            title: "Test the parser".into(),
+            state: "blocked".into(),
+            from: Some("doing".into()),
+            assignee: Some("20261124T100000.000Z-0000abcd".into()),
+            reason: Some("needs a signing key".into()),
+        },
+        AgentEvent::Task { id: 4, title: "New".into(), state: "todo".into(), from: None, assignee: None, reason: None },
         AgentEvent::Result {
             status: RunStatus::Ok,
             exit_code: 0,
@@ -105,6 +115,8 @@ fn the_schema_rejects_what_the_types_never_write() {
         json!({"type": "command_result", "id": "t", "output": "", "status": "ok"}),
         json!({"type": "result", "status": "ok", "exit_code": 0, "usage": {"input": 1}, "commands": 0}),
         json!({"type": "session", "v": 2, "id": "s", "journal": null, "shell": "/bin/sh", "cwd": "/"}),
+        json!({"type": "task", "id": 1, "title": "t", "state": "stuck", "from": null, "assignee": null, "reason": null}),
+        json!({"type": "task", "id": 1, "title": "t", "state": "todo", "from": null}),
         json!({"type": "unknown"}),
     ] {
         assert!(!errors(&v, &bad).is_empty(), "{bad} should not validate");

@@ -75,6 +75,7 @@ mod tests {
             note: warned.then(|| "the judge calls this unsafe: deletes the build cache".into()),
             strong,
             rewritten: None,
+            defines: Vec::new(),
         }
     }
 

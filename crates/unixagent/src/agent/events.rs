@@ -19,6 +19,7 @@ pub fn command(p: &Proposal, v: &Verdict, decision: GateDecision, rule: Option<S
         rule,
         runs_as: ours.map(|r| r.command.clone()),
         note: v.note.clone(),
+        defines: v.defines.clone(),
     }
 }
 
@@ -51,6 +52,7 @@ mod tests {
             note: None,
             strong: false,
             rewritten,
+            defines: Vec::new(),
         }
     }
 

@@ -192,6 +192,7 @@ pub fn verdict_of(d: &Decision, human: bool) -> Verdict {
             command: d.command.clone(),
             by_hook: d.rewrites.iter().any(|r| matches!(r.by, Rewriter::Hook { .. })),
         }),
+        defines: d.analysis.parsed.defines.clone(),
     }
 }
 
@@ -215,6 +216,7 @@ fn fallback(req: Request, grants: &Grants, why: &str) -> Gated {
         note: None,
         strong: a.risk >= Risk::Privileged,
         rewritten: None,
+        defines: a.parsed.defines.clone(),
     };
     Gated { verdict, decision: None, request: req }
 }
@@ -227,6 +229,7 @@ fn refused(req: Request, why: &str) -> Gated {
         note: None,
         strong: false,
         rewritten: None,
+        defines: Vec::new(),
     };
     Gated { verdict, decision: None, request: req }
 }

@@ -161,9 +161,16 @@ impl Renderer {
                 decision: GateDecision::Allow | GateDecision::Ask,
                 runs_as,
                 note,
+                defines,
                 ..
-            } => self.proposal(command, risk, runs_as.as_deref(), note.as_deref()),
+            } => self.proposal(command, risk, runs_as.as_deref(), defines, note.as_deref()),
             AgentEvent::ApprovalRequest { risk, .. } => self.question(strong(risk)),
+            // A blocked task is the board's alert: the person sees it at
+            // once, whoever blocked it. Other moves show in the footer.
+            AgentEvent::Task { id, title, state, assignee, reason, .. } if state == "blocked" => {
+                self.alert(&crate::board::render::blocked_alert(*id, title, assignee.as_deref(), reason.as_deref()))
+            }
+            AgentEvent::Task { .. } => String::new(),
             AgentEvent::Command { decision: GateDecision::Deny, .. }
             | AgentEvent::CommandResult { .. }
             | AgentEvent::Session { .. }
@@ -172,9 +179,17 @@ impl Renderer {
     }
 
     /// A proposed command, `❯ cmd  ▐ risk`, with the command that runs
-    /// instead when unixagent rewrote it (paging turned off) and the
-    /// judge's note under it.
-    fn proposal(&mut self, command: &str, risk: &str, runs_as: Option<&str>, note: Option<&str>) -> String {
+    /// instead when unixagent rewrote it (paging turned off), what it
+    /// leaves in the live shell to run later (an alias hides its value
+    /// behind a familiar name), and the judge's note under it.
+    fn proposal(
+        &mut self,
+        command: &str,
+        risk: &str,
+        runs_as: Option<&str>,
+        defines: &[String],
+        note: Option<&str>,
+    ) -> String {
         let mut out = self.settle_thinking();
         out.push_str(&self.fresh_line());
         let command = command.replace('\n', "\r\n  ");
@@ -182,6 +197,10 @@ impl Renderer {
         if let Some(runs) = runs_as {
             let runs = runs.replace('\n', "\r\n    ");
             out.push_str(&format!("  {}\r\n", self.style("2", &format!("runs as: {runs}"))));
+        }
+        for d in defines {
+            let d = d.replace('\n', "\r\n    ");
+            out.push_str(&format!("  {}\r\n", self.style("33", &format!("defines {d}"))));
         }
         if let Some(note) = note {
             out.push_str(&format!("  {}\r\n", self.style("33", &format!("⚠ {note}"))));
@@ -216,6 +235,16 @@ impl Renderer {
         let mut out = self.settle_thinking();
         out.push_str(&self.fresh_line());
         out.push_str(&self.style("2", text));
+        out.push_str("\r\n");
+        self.at_line_start = true;
+        out
+    }
+
+    /// A line the person must not miss, in bold yellow.
+    pub fn alert(&mut self, text: &str) -> String {
+        let mut out = self.settle_thinking();
+        out.push_str(&self.fresh_line());
+        out.push_str(&self.style("1;33", &format!("⚠ {text}")));
         out.push_str("\r\n");
         self.at_line_start = true;
         out
@@ -315,6 +344,7 @@ mod tests {
             rule: None,
             runs_as: runs_as.map(Into::into),
             note: note.map(Into::into),
+            defines: Vec::new(),
         }
     }
 
@@ -348,6 +378,23 @@ mod tests {
     }
 
     #[test]
+    fn a_definition_for_later_is_shown_under_the_proposal() {
+        let mut r = plain();
+        let e = AgentEvent::Command {
+            id: "t".into(),
+            command: "alias ls='rm -rf ~/src'".into(),
+            risk: "destructive".into(),
+            decision: GateDecision::Ask,
+            rule: None,
+            runs_as: None,
+            note: None,
+            defines: vec!["alias ls: rm -rf ~/src".into()],
+        };
+        let out = r.event(&e);
+        assert_eq!(out, "❯ alias ls='rm -rf ~/src'  ▐ destructive\r\n  defines alias ls: rm -rf ~/src\r\n");
+    }
+
+    #[test]
     fn events_a_terminal_shows_otherwise_draw_nothing() {
         let mut r = plain();
         let denied = AgentEvent::Command {
@@ -358,6 +405,7 @@ mod tests {
             rule: Some("rm-root".into()),
             runs_as: None,
             note: None,
+            defines: Vec::new(),
         };
         assert_eq!(r.event(&denied), "");
         let result = AgentEvent::CommandResult {

@@ -86,6 +86,9 @@ pub struct Verdict {
     /// The command as unixagent or a hook rewrote it, to run instead of
     /// the proposal.
     pub rewritten: Option<Rewritten>,
+    /// What the command leaves in the live shell to run later (aliases,
+    /// functions, traps, key bindings, prompt hooks), shown with it.
+    pub defines: Vec<String>,
 }
 
 /// A proposal rewritten before it runs.

@@ -17,6 +17,7 @@ fn verdict(outcome: Outcome) -> Verdict {
         note: None,
         strong: false,
         rewritten: None,
+        defines: Vec::new(),
     }
 }
 

@@ -113,7 +113,10 @@ impl Fold {
                     };
                 }
             }
-            AgentEvent::Thinking { .. } | AgentEvent::ApprovalRequest { .. } | AgentEvent::Notice { .. } => {}
+            AgentEvent::Thinking { .. }
+            | AgentEvent::ApprovalRequest { .. }
+            | AgentEvent::Notice { .. }
+            | AgentEvent::Task { .. } => {}
         }
     }
 

@@ -94,6 +94,7 @@ fn refusals_failures_and_long_instructions() {
         rule: None,
         runs_as: None,
         note: None,
+        defines: Vec::new(),
     });
     f.event(&AgentEvent::Result {
         status: RunStatus::Cancelled,

@@ -154,6 +154,7 @@ fn add_cedar(mut rules: Rules, t: SandboxTerms) -> Compiled {
         };
         gate_only.push(note(&p.source, "write", Target::Path(p.path), why));
     }
+    close_boards_a_forbid_covers(&mut rules, &t.board_exempt, &mut not_widened);
     // A forbid that did not compile may still hold: what it is about can
     // be hidden, unwritable or unreachable for other reasons.
     for u in t.not_compiled {
@@ -169,6 +170,37 @@ fn add_cedar(mut rules: Rules, t: SandboxTerms) -> Compiled {
         }
     }
     Compiled { rules, gate_only, not_widened }
+}
+
+/// The kernel opens the session's task board only where the policies
+/// agree: every hidden or protected path that holds the boards (or lies
+/// inside one) must be a default of the sandbox, or come from a forbid
+/// that exempts the boards itself (`builtin.data`'s `unless`). Any other
+/// forbid there (a user's `forbid write in Directory "~/.local"`, a
+/// policy.toml `deny`) wins, as forbids do, and the board stays closed.
+fn close_boards_a_forbid_covers(
+    rules: &mut Rules,
+    exempt: &[ua_policy::cedar::sandbox::PathTerm],
+    not_widened: &mut Vec<Uncompiled>,
+) {
+    let Some(boards) = rules.boards.clone() else { return };
+    let covering = rules
+        .read_deny
+        .iter()
+        .chain(&rules.write_protect)
+        .filter(|r| boards.path.starts_with(&r.path) || r.path.starts_with(&boards.path))
+        .find(|r| {
+            !r.source.starts_with("default:") && !exempt.iter().any(|e| e.path == r.path && e.source == r.source)
+        });
+    if let Some(r) = covering {
+        not_widened.push(Uncompiled {
+            source: boards.source.clone(),
+            action: "write",
+            target: Target::Path(boards.path.join("<session>/board")),
+            why: format!("{} covers {} and does not exempt the task boards", r.source, r.path.display()),
+        });
+        rules.boards = None;
+    }
 }
 
 /// One line for `sandbox status`: `FILE: @id("x") forbids read in /k,
@@ -253,6 +285,38 @@ mod tests {
             lines(&c.gate_only, true),
             vec![
                 "policy.cedar: @id(\"t\"): forbids write in /h, which the sandbox cannot express (the writable directory /h/proj (default: the working directory) lies inside it)"
+            ]
+        );
+    }
+
+    #[test]
+    fn the_boards_stay_open_only_where_every_forbid_over_them_exempts_them() {
+        let with_boards = || {
+            let mut r = base();
+            r.read_deny.push(PathRule::new("/h/data", "default: unixagent's journals and audit log"));
+            r.boards = Some(PathRule::new("/h/data/sessions", "default: the session's task board"));
+            r
+        };
+        let builtin = PathTerm { path: "/h/data".into(), source: "builtin: @id(\"builtin.data\")".into() };
+        let t = SandboxTerms {
+            write_protect: vec![builtin.clone()],
+            board_exempt: vec![builtin.clone()],
+            ..Default::default()
+        };
+        let c = add_cedar(with_boards(), t);
+        assert!(c.rules.boards.is_some() && c.not_widened.is_empty() && c.gate_only.is_empty(), "{c:?}");
+        // A user's forbid over the data directory closes them.
+        let t = SandboxTerms {
+            write_protect: vec![builtin.clone(), path("/h/data")],
+            board_exempt: vec![builtin],
+            ..Default::default()
+        };
+        let c = add_cedar(with_boards(), t);
+        assert!(c.rules.boards.is_none());
+        assert_eq!(
+            lines(&c.not_widened, false),
+            vec![
+                "default: the session's task board: permits write in /h/data/sessions/<session>/board, not widened into the sandbox (policy.cedar: @id(\"t\") covers /h/data and does not exempt the task boards)"
             ]
         );
     }

@@ -188,6 +188,7 @@ async fn run_async(opts: Options, batch: Option<BatchOptions>) -> anyhow::Result
     if let Some(j) = &journal {
         env.push((OsString::from("UNIXAGENT_JOURNAL"), j.path().as_os_str().to_owned()));
     }
+    crate::board::attach(session_dir.as_ref(), &mut env);
     if !opts.agent.policy_layers.is_empty()
         && let Ok(joined) = std::env::join_paths(&opts.agent.policy_layers)
     {

@@ -499,13 +499,17 @@ fn read(dir: &SessionDir) -> Result<ua_store::journal::JournalContents, String> 
     Ok(contents)
 }
 
-/// `sessions show ID`: the conversation, then the child agents it started
-/// (and theirs), each in one line with its status and cost.
+/// `sessions show ID`: the conversation, the board's counts, then the
+/// child agents it started (and theirs), each in one line with its status
+/// and cost.
 pub fn show(prefix: &str) -> Result<i32, String> {
     let data = ua_store::session::data_dir().map_err(|e| e.to_string())?;
     let dir = find(&data, prefix)?;
     let contents = read(&dir)?;
     print!("{}", render::render(&contents.lines, render::Style::Text));
+    if let Some(snap) = board_of(&dir) {
+        print!("{}", render::board(&snap, render::Style::Text));
+    }
     let summaries = Index::open(&data).ok().and_then(|i| i.load().ok());
     if let Some(summaries) = summaries {
         print!("{}", children(&data, &summaries, dir.id()));
@@ -548,6 +552,13 @@ fn children(data: &Path, summaries: &Summaries, id: &str) -> String {
     out
 }
 
+/// The session's task board as it is now, if it has one with anything on
+/// it. Unreadable task files are listed with it, never fatal.
+fn board_of(dir: &SessionDir) -> Option<ua_store::board::Snapshot> {
+    let snap = ua_store::board::Board::of_session(dir.path()).snapshot().ok()?;
+    (!snap.is_empty()).then_some(snap)
+}
+
 /// `sessions export ID --format md|jsonl`.
 pub fn export(prefix: &str, format: &str) -> Result<i32, String> {
     let data = ua_store::session::data_dir().map_err(|e| e.to_string())?;
@@ -563,6 +574,9 @@ pub fn export(prefix: &str, format: &str) -> Result<i32, String> {
         _ => {
             let contents = read(&dir)?;
             print!("{}", render::render(&contents.lines, render::Style::Markdown));
+            if let Some(snap) = board_of(&dir) {
+                print!("{}", render::board(&snap, render::Style::Markdown));
+            }
         }
     }
     Ok(0)

@@ -16,6 +16,56 @@ pub enum Style {
     Markdown,
 }
 
+/// The session's task board: its counts for `show`; for a Markdown
+/// export every task with its state, assignee, reason and body.
+pub fn board(snap: &ua_store::board::Snapshot, style: Style) -> String {
+    use ua_store::board::State;
+    let counts: Vec<String> =
+        State::ALL.iter().zip(snap.counts()).filter(|(_, n)| *n > 0).map(|(s, n)| format!("{n} {s}")).collect();
+    let mut counts = counts.join(" · ");
+    if !snap.broken.is_empty() {
+        let _ = write!(counts, "{}{} unreadable", if counts.is_empty() { "" } else { " · " }, snap.broken.len());
+    }
+    if style == Style::Text {
+        return format!("── board ──\n{counts}\n");
+    }
+    let mut out = format!("## Task board\n\n{counts}\n");
+    for state in State::ALL {
+        let tasks: Vec<_> = snap.tasks.iter().filter(|t| t.state == state).collect();
+        if tasks.is_empty() {
+            continue;
+        }
+        let _ = writeln!(out, "\n### {state}\n");
+        for t in tasks {
+            let _ = write!(out, "#### {} {}\n\n", t.id, t.title);
+            let mut facts = Vec::new();
+            if let Some(a) = &t.assignee {
+                facts.push(format!("assignee `{a}`"));
+            }
+            if let Some(r) = t.blocked_by.as_deref().filter(|_| state == State::Blocked) {
+                facts.push(format!("blocked by: {r}"));
+            }
+            if !t.depends_on.is_empty() {
+                let deps: Vec<String> = t.depends_on.iter().map(u32::to_string).collect();
+                facts.push(format!("depends on {}", deps.join(", ")));
+            }
+            if !t.tags.is_empty() {
+                facts.push(format!("tags: {}", t.tags.join(", ")));
+            }
+            if !facts.is_empty() {
+                let _ = writeln!(out, "{}\n", facts.join("; "));
+            }
+            if !t.body.trim().is_empty() {
+                let _ = writeln!(out, "{}\n", t.body.trim_end());
+            }
+        }
+    }
+    for b in &snap.broken {
+        let _ = writeln!(out, "- unreadable: `{}`:{}: {}", b.path.display(), b.line, b.message);
+    }
+    out
+}
+
 /// Output longer than this many lines is cut in the middle.
 const OUTPUT_LINES: usize = 40;
 
@@ -287,5 +337,35 @@ mod tests {
         assert_eq!(utc(0), "1970-01-01 00:00 UTC");
         assert_eq!(utc(951_782_400_000), "2000-02-29 00:00 UTC");
         assert_eq!(utc(1_763_906_700_000), "2025-11-23 14:05 UTC");
+    }
+
+    #[test]
+    fn the_board_shows_as_counts_and_exports_as_tasks() {
+        use ua_store::board::{Snapshot, State, Task};
+        let task = |id: u32, state: State| Task {
+            id,
+            title: format!("task {id}"),
+            state,
+            created: None,
+            updated: None,
+            depends_on: if id == 2 { vec![1] } else { vec![] },
+            blocked_by: (state == State::Blocked).then(|| "needs a key".into()),
+            assignee: (state != State::Todo).then(|| "s-1".into()),
+            assignee_pid: None,
+            tags: vec![],
+            body: format!("Do {id}.\n"),
+            path: format!("/b/{state}/{id}-t.md").into(),
+        };
+        let snap = Snapshot {
+            tasks: vec![task(1, State::Done), task(2, State::Todo), task(3, State::Blocked)],
+            ..Snapshot::default()
+        };
+        assert_eq!(board(&snap, Style::Text), "── board ──\n1 todo · 1 blocked · 1 done\n");
+        assert_eq!(
+            board(&snap, Style::Markdown),
+            "## Task board\n\n1 todo · 1 blocked · 1 done\n\n### todo\n\n#### 2 task 2\n\ndepends on 1\n\nDo 2.\n\n\n\
+             ### blocked\n\n#### 3 task 3\n\nassignee `s-1`; blocked by: needs a key\n\nDo 3.\n\n\n\
+             ### done\n\n#### 1 task 1\n\nassignee `s-1`\n\nDo 1.\n\n"
+        );
     }
 }

@@ -186,6 +186,7 @@ impl Session {
             note: None,
             strong: false,
             rewritten: None,
+            defines: Vec::new(),
         })
     }
 

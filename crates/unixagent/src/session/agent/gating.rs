@@ -19,6 +19,7 @@ impl Session {
                 note: None,
                 strong: false,
                 rewritten: None,
+                defines: Vec::new(),
             };
             self.on_verdict(p, verdict, false);
             return;

@@ -509,6 +509,7 @@ impl Session {
             env: ua_context::env::allowed_env(&self.agent.opts.include_env, std::env::vars()),
             recent_output_lines: self.recorder.recent_lines(self.agent.opts.terminal_lines),
             user_commands,
+            ..ContextSnapshot::default()
         };
         self.agent.turn_no += 1;
         self.agent.call_no = 0;
