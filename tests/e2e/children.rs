@@ -509,3 +509,59 @@ fn wait_for_process(cmdline: &str) -> i32 {
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+#[test]
+fn journal_retention_rotates_the_traces_too() {
+    let (home, work) = tree_home(DELEGATE, "");
+    home.write(".config/unixagent/config.toml", "[judge]\nmode = \"off\"\n[journal]\nretain_days = 30\n");
+    let data = home.path().join(".local/share/unixagent");
+    std::fs::create_dir_all(&data).unwrap();
+    std::fs::write(data.join("traces.jsonl"), "{\"old\":1}\n").unwrap();
+    let stale = data.join("traces-20200101.jsonl");
+    std::fs::write(&stale, "{\"older\":1}\n").unwrap();
+    let year_ago = std::time::SystemTime::now() - Duration::from_secs(400 * 86_400);
+    std::fs::File::options().write(true).open(&stale).unwrap().set_modified(year_ago).unwrap();
+    let server = model(&scenario(&[Script { instruction: "hello", answers: &["hi"] }]));
+    let mut cmd = Command::new(unixagent());
+    cmd.args(["--shell", "/bin/bash", "-c", "# hello"]).current_dir(&work).stdin(Stdio::null());
+    env(&mut cmd, &home, &server);
+    assert!(cmd.output().unwrap().status.success());
+    assert!(!stale.exists(), "a rotated file older than retain_days is deleted");
+    let rotated: Vec<String> = std::fs::read_dir(&data)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("traces-"))
+        .collect();
+    assert_eq!(rotated.len(), 1, "{rotated:?}");
+    assert_eq!(std::fs::read_to_string(data.join(&rotated[0])).unwrap(), "{\"old\":1}\n");
+    // This session's spans went to a new traces.jsonl.
+    let fresh = std::fs::read_to_string(data.join("traces.jsonl")).unwrap();
+    assert!(fresh.contains("\"invoke_agent unixagent\"") && !fresh.contains("\"old\""), "{fresh}");
+}
+
+#[test]
+fn a_childs_gate_decides_at_its_real_depth() {
+    // A user's rule for children: nothing but reading below the first session.
+    let policy = format!(
+        "{EVERYTHING}\n@id(\"test.children-read-only\")\n@reason(\"child agents only read\")\nforbid (principal, action == Action::\"exec\", resource) when {{ principal.depth >= 1 && resource.risk_level > 0 }};\n"
+    );
+    let (home, work) = tree_home(&policy, "");
+    let (mine, theirs) = (work.join("parent-made"), work.join("child-made"));
+    let server = model(&scenario(&[
+        Script {
+            instruction: "make and delegate",
+            answers: &[
+                &format!("$ touch {} && unixagent -c '# child makes' < /dev/null", mine.display()),
+                "parent done",
+            ],
+        },
+        Script { instruction: "child makes", answers: &[&format!("$ touch {}", theirs.display()), "could not"] },
+    ]));
+    let (code, _) = unattended(&home, &server, "make and delegate");
+    assert_eq!(code, 0);
+    assert!(mine.exists(), "the first session (depth 0) may write");
+    assert!(!theirs.exists(), "its child (depth 1) may not");
+    let child = parent_saw(&server, "child makes");
+    assert!(child.contains("test.children-read-only"), "{child}");
+}

@@ -75,6 +75,23 @@ fn trace_prints_the_sessions_trace_id_when_it_starts() {
 }
 
 #[test]
+fn policy_explain_decides_at_the_depth_of_the_session_it_runs_in() {
+    let home = Home::new();
+    let explain = |depth: &str| {
+        let mut c = ua(&home);
+        c.args(["policy", "explain", "--json", "unixagent -c '# look around'"]).current_dir(home.path());
+        c.env("UA_TRACE_DEPTH", depth);
+        let out = c.output().unwrap();
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+    };
+    // Four deep, the built-in policy forbids starting another agent.
+    let deep = explain("4");
+    assert_eq!(deep["outcome"], "deny", "{deep}");
+    assert!(deep.to_string().contains("builtin.spawn-depth"), "{deep}");
+    assert_ne!(explain("0")["outcome"], "deny");
+}
+
+#[test]
 fn json_with_a_shell_command_says_what_to_do() {
     let home = Home::new();
     let out = ua(&home).args(["--json", "--shell", "/bin/sh", "-c", "echo ran"]).output().unwrap();

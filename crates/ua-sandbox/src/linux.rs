@@ -266,7 +266,14 @@ pub fn apply(spec: &Spec, handoff: Option<std::os::unix::net::UnixStream>) -> Re
         return Err(SandboxError::Unsupported(missing.join("; ")));
     }
     report.gaps = missing;
-    landlock(&plan, abi, !namespaces && !spec.nested, connect_port, board.as_ref().map(|b| b.path.as_path()), &mut report)?;
+    landlock(
+        &plan,
+        abi,
+        !namespaces && !spec.nested,
+        connect_port,
+        board.as_ref().map(|b| b.path.as_path()),
+        &mut report,
+    )?;
     seccomp()?;
     drop_root_capabilities()?;
     // SAFETY: the launcher is single-threaded.

@@ -527,5 +527,4 @@ mod tests {
             assert_eq!(r.board_to_open(&not), None, "{}", not.display());
         }
     }
-
 }

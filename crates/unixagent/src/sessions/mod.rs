@@ -271,6 +271,11 @@ pub fn prune_retained(retain_days: Option<u64>) {
         }
         Err(e) => eprintln!("unixagent: pruning old sessions (journal.retain_days): {e}"),
     }
+    // The spans of those sessions go the same way: traces.jsonl is renamed
+    // for the day and rotated files past the age are deleted.
+    for p in ua_trace::sink::rotate(&data, days, std::time::SystemTime::now()) {
+        eprintln!("unixagent: rotating traces.jsonl (journal.retain_days): {p}");
+    }
 }
 
 /// `--usage [--json] [--since AGE]`.
