@@ -20,6 +20,8 @@
 //!   per command; [`grants`] are the session's "allow this again"
 //!   answers; [`judge`] is the second-opinion model call that sees only
 //!   the commands, the instruction and the cwd.
+//! - [`own_cli`]: unixagent's own command line, read as a child agent, a
+//!   shell command or a tool of its own.
 //! - [`audit`]: the append-only JSONL audit log; [`explain`]: what
 //!   `unixagent policy explain` and `policy check` print.
 //!
@@ -37,6 +39,7 @@ pub mod gitrepo;
 pub mod grants;
 pub mod hooks;
 pub mod judge;
+pub mod own_cli;
 pub mod paging;
 pub mod parse;
 pub mod paths;

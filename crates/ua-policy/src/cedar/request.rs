@@ -203,9 +203,14 @@ fn shown(part: &Part, invocation: &str) -> String {
     }
 }
 
-/// True when `program` starts another unixagent.
-fn spawns_agent(program: &str) -> bool {
-    program.rsplit('/').next() == Some("unixagent")
+/// True when `part` starts another unixagent agent (not one of its tools:
+/// see [`crate::own_cli`]).
+fn spawns_agent(part: &Part) -> bool {
+    if part.program().rsplit('/').next() != Some("unixagent") {
+        return false;
+    }
+    let args: Vec<&str> = part.args().iter().map(|a| a.text.as_str()).collect();
+    crate::own_cli::invocation(&args) == crate::own_cli::Invocation::Agent
 }
 
 /// Builds the entities and queries for one command.
@@ -257,7 +262,7 @@ pub(crate) fn build(
             program: program.clone(),
             label: format!("exec {}", shown(part, &invocation)),
         });
-        if spawns_agent(&program) {
+        if spawns_agent(part) {
             queries.push(Query {
                 action: "spawn_agent",
                 resource: uid,
@@ -331,9 +336,13 @@ mod tests {
     }
 
     #[test]
-    fn only_unixagent_spawns_agents() {
-        assert!(spawns_agent("unixagent"));
-        assert!(spawns_agent("/usr/local/bin/unixagent"));
-        assert!(!spawns_agent("unixagentx"));
+    fn only_unixagent_agents_spawn_agents() {
+        let part = |line: &str| crate::parse::parse(line).parts.into_iter().next().unwrap();
+        assert!(spawns_agent(&part("unixagent -c '# look at the logs'")));
+        assert!(spawns_agent(&part("/usr/local/bin/unixagent --json")));
+        assert!(!spawns_agent(&part("unixagentx -c '# x'")));
+        // Its tools are not agents.
+        assert!(!spawns_agent(&part("unixagent board claim")));
+        assert!(!spawns_agent(&part("unixagent sessions list")));
     }
 }

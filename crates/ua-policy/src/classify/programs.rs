@@ -520,6 +520,19 @@ pub fn rule(name: &str, part: &Part) -> Verdict {
             }
         }
         "git" => git::rule(part),
+        "unixagent" => {
+            let args: Vec<&str> = a.0.iter().map(|x| x.text.as_str()).collect();
+            match crate::own_cli::invocation(&args) {
+                crate::own_cli::Invocation::Tool(risk, why) => v(risk, why),
+                // It gates its own commands and runs them in its own
+                // sandbox; starting it writes a session of its own.
+                crate::own_cli::Invocation::Agent => v(Risk::Write, "starts a child agent"),
+                // The walker reads the code it runs as parts of their own.
+                crate::own_cli::Invocation::Shell(_) | crate::own_cli::Invocation::Sandboxed(_) => {
+                    v(Risk::ReadOnly, "runs the command it is given")
+                }
+            }
+        }
         // Build and test.
         "make" | "gmake" | "cmake" | "ninja" | "meson" | "ctest" | "gcc" | "g++" | "cc" | "c++" | "clang"
         | "clang++" | "rustc" | "javac" | "tsc" | "pytest" | "tox" | "nox" | "jest" | "mocha" | "vitest" | "eslint"

@@ -7,6 +7,7 @@ use super::options::code_in_options;
 use super::walk::{Ctx, Walker};
 use super::word::Arg;
 use super::{PartKind, Redirect, RedirectKind};
+use crate::own_cli::{self, Invocation};
 use crate::paths::system_program;
 
 const SHELLS: [&str; 9] = ["sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "rbash"];
@@ -232,6 +233,32 @@ pub(crate) fn exec(w: &mut Walker, argv: Vec<Arg>, redirects: Vec<Redirect>, ctx
             let text = joined(args);
             let dynamic = args.iter().any(|a| a.dynamic);
             shell_string(w, &Arg { text, dynamic, glob: false }, &with(ctx, "eval", false), redirects);
+        }
+        // unixagent's `-c` without `#` is `$SHELL -c`, and `sandbox --`
+        // runs its command; a child agent or a tool is a part of its own
+        // (see `own_cli`).
+        "unixagent" => {
+            let texts: Vec<&str> = args.iter().map(|a| a.text.as_str()).collect();
+            match own_cli::invocation(&texts) {
+                Invocation::Shell(_) => {
+                    let code = args
+                        .iter()
+                        .position(|a| a.text == "-c" || a.text == "--command")
+                        .and_then(|i| args.get(i + 1).cloned())
+                        .or_else(|| {
+                            args.iter().find_map(|a| {
+                                a.text.strip_prefix("--command=").map(|t| Arg { text: t.to_string(), ..a.clone() })
+                            })
+                        })
+                        .unwrap_or_else(|| Arg::literal(String::new()));
+                    shell_string(w, &code, &with(ctx, "unixagent -c", false), redirects);
+                }
+                Invocation::Sandboxed(_) => {
+                    let rest = args.iter().position(|a| a.text == "--").map_or(&args[..0], |i| &args[i + 1..]);
+                    peel(w, rest, with(ctx, "unixagent sandbox", false), redirects, &argv);
+                }
+                Invocation::Agent | Invocation::Tool(..) => w.push(ctx, PartKind::Exec, argv.clone(), redirects),
+            }
         }
         "find" => find(w, &argv, redirects, ctx),
         "parallel" => {

@@ -106,6 +106,28 @@ fn default_policy_runs_read_only_commands_and_asks_for_the_rest() {
 }
 
 #[test]
+fn the_task_board_runs_without_asking_and_a_child_agent_asks() {
+    let env = Env::new();
+    let gate = env.gate();
+    let grants = Grants::new();
+    for cmd in ["unixagent board", "unixagent board claim", "unixagent board --json move 3 blocked --reason 'no key'"] {
+        let d = gate.decide(&env.request(cmd), &grants);
+        assert_eq!(d.outcome, Outcome::Allow, "{cmd}: {d:?}");
+    }
+    let d = gate.decide(&env.request("unixagent board add 'write the tests'"), &grants);
+    assert!(matches!(&d.decided_by, DecidedBy::Policy { policy, .. } if policy == "builtin.task-board"), "{d:?}");
+    // Wrapped, or combined with another write, it asks like anything else;
+    // starting an agent is `spawn_agent`, which no built-in policy permits.
+    for cmd in ["sudo unixagent board claim", "unixagent board claim; rm -rf build", "unixagent -c '# take a task'"] {
+        let d = gate.decide(&env.request(cmd), &grants);
+        assert_eq!(d.outcome, Outcome::Ask, "{cmd}: {d:?}");
+    }
+    // unixagent's `-c` without `#` is the shell's: walked as code.
+    let d = gate.decide(&env.request("unixagent -c 'rm -rf ~'"), &grants);
+    assert_eq!(d.outcome, Outcome::Deny, "{d:?}");
+}
+
+#[test]
 fn judge_runs_only_at_or_above_its_threshold() {
     let env = Env::new();
     let gate = env.gate();

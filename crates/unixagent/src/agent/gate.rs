@@ -57,9 +57,18 @@ impl Policy {
     /// Loads policy files and hooks from the XDG locations. Never fails:
     /// a broken policy is reported in the returned warnings.
     pub fn load(judge: &JudgeSettings, layers: &[std::path::PathBuf]) -> (Self, Vec<String>) {
+        Self::load_from(&|k: &str| std::env::var(k).ok(), judge, layers)
+    }
+
+    /// [`Policy::load`] from the locations `env` names (`HOME`, the XDG
+    /// directories).
+    pub fn load_from(
+        env: &dyn Fn(&str) -> Option<String>,
+        judge: &JudgeSettings,
+        layers: &[std::path::PathBuf],
+    ) -> (Self, Vec<String>) {
         let mut warnings = Vec::new();
-        let env = |k: &str| std::env::var(k).ok();
-        let cfg = match PolicyConfig::from_env(&env) {
+        let cfg = match PolicyConfig::from_env(env) {
             Ok(mut cfg) => {
                 cfg.narrowing = layers.to_vec();
                 match judge.mode.as_deref() {

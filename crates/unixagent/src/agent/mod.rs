@@ -2,6 +2,7 @@
 //! commands in the user's shell, and feed the results back.
 //!
 //! - [`turn`]: one turn as a pure state machine (no I/O).
+//! - [`asking`]: the question on screen, a pause and the plan, pure.
 //! - [`backend`]: the model provider chain, built from config on first use.
 //! - [`render`]: how the turn looks on the terminal.
 //! - [`gate`]: the safety pipeline (`ua-policy`) as the agent uses it.
@@ -11,6 +12,7 @@
 //! - [`confirm`]: the confirm mode and the plan's approval applied to a
 //!   verdict (run, ask, or refuse).
 
+pub mod asking;
 pub mod backend;
 pub mod capture;
 pub mod confirm;

@@ -1,47 +1,47 @@
 //! The interactive session: one event loop between the outer terminal and
-//! the shell's PTY.
+//! the shell's PTY, and the parts it routes between.
 //!
 //! A single-threaded tokio runtime waits on everything at once: the PTY
-//! master (epoll on a non-blocking descriptor), keystrokes (read by one
-//! blocking thread, since making the user's terminal non-blocking would leak
-//! into the shell that started us), signals, and at most a few one-shot
+//! master (epoll on a non-blocking descriptor), keystrokes (read on the
+//! loop itself, see `keyboard`), signals, and at most a few one-shot
 //! deadlines. Nothing ticks: idle at a prompt the process sleeps in
 //! `epoll_wait` until a key, an output byte or a signal arrives.
+//!
+//! Each part owns its state and is reached only through its methods:
+//! [`proxy`] (the PTY and the shell's state), [`executor`] (running the
+//! agent's commands in the shell), [`driver`] (the agent's turns, with the
+//! model call, the gate, the question and the records), [`front`] (what
+//! draws the agent's stream and where its inputs come from). The driver
+//! answers through an [`outbox`] that [`event_loop`] carries out after each
+//! call. This file starts a session: the shell, its journal, its sandbox.
 //!
 //! Output from the shell is written to the terminal first and only then
 //! looked at (markers, the current line), so the user never waits on
 //! unixagent's bookkeeping.
 
 use std::ffi::OsString;
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::AsFd;
 use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::Context;
-use nix::errno::Errno;
 use nix::sys::signal::Signal;
 use tokio::io::unix::AsyncFd;
-use tokio::time::Instant;
-use ua_term::column::LineTail;
-use ua_term::heuristic;
-use ua_term::integration::{self, ScriptDir, ShellSpec};
-use ua_term::intercept::{Action, Geometry, Interceptor, Mode};
-use ua_term::osc::{OscScanner, ShellEvent};
+use ua_term::integration::{self, ShellSpec};
 use ua_term::pty::Pty;
-use ua_term::state::{TermState, Transition};
 
 use crate::agent::backend;
 use crate::agent::turn::Limits;
-use crate::keyboard::Keys;
 use crate::{shell, terminal};
 
-mod agent;
-mod batch;
+mod driver;
+mod event_loop;
+mod executor;
+mod front;
+mod outbox;
+mod proxy;
 mod record;
 mod startup;
-
-/// How long a hung-up shell gets to exit before it is killed.
-const HANGUP_GRACE: Duration = Duration::from_secs(3);
 
 #[derive(Debug)]
 pub struct Options {
@@ -179,6 +179,7 @@ async fn run_async(opts: Options, batch: Option<BatchOptions>) -> anyhow::Result
         },
     };
     let id = session_dir.as_ref().map_or_else(session_id, |d| d.id().to_string());
+    let own_id = id.clone();
     let mut env = vec![
         (OsString::from(shell::SESSION_ENV), OsString::from(&id)),
         (OsString::from("UNIXAGENT_PID"), OsString::from(std::process::id().to_string())),
@@ -248,79 +249,92 @@ async fn run_async(opts: Options, batch: Option<BatchOptions>) -> anyhow::Result
         if interactive_keys { Some(crate::keyboard::Keyboard::open().context("watching the keyboard")?) } else { None };
     let out_tty = nix::unistd::isatty(std::io::stdout().as_fd()).unwrap_or(false);
 
-    let mode = if launch.integrated { Mode::Markers } else { Mode::Heuristic };
-    let mut s = Session {
+    let quiet = batch.as_ref().is_some_and(|b| b.plain.is_none());
+    let proxy = proxy::Proxy::new(proxy::ProxySetup {
         pty,
-        // Only our shell's markers move the session; a nested or remote
-        // shell's pass through to the terminal untouched.
-        scanner: OscScanner::following(launch.aid.as_deref()),
-        state: TermState::new(),
-        tail: LineTail::new(),
-        input_col: None,
-        icpt: Interceptor::new(mode),
+        aid: launch.aid.clone(),
+        integrated: launch.integrated,
         scripts: launch.scripts,
         shell_name: launch.kind.name(),
         shell_path: opts.shell.clone(),
-        to_shell: Vec::new(),
         size: (cols, rows),
-        integration_deadline: launch.integrated.then(|| Instant::now() + opts.integration_timeout),
-        startup: launch.integrated.then(startup::StartupLog::default),
-        started: Instant::now(),
+        integration_timeout: opts.integration_timeout,
         shell_debug: opts.shell_debug,
-        quiet_deadline: None,
-        kill_deadline: None,
-        hung_up: false,
-        out_broken: false,
         colour,
-        events_at: Vec::new(),
-        recorder: record::Recorder::new(),
-        agent: agent::AgentSide::new(opts.agent, opts.oneshot, colour && out_tty, out_tty, stdin_tty, cols),
-        exit_now: None,
-        batch: None,
-        batch_rx: None,
+        quiet,
+    });
+    let agent = opts.agent;
+    let mut exec = executor::Executor::new(agent.command_timeout, agent.output_cap, oneshot && !out_tty, oneshot);
+    let turns = driver::TurnOptions {
+        limits: agent.limits,
+        include_env: agent.include_env,
+        terminal_lines: agent.terminal_lines,
+        pricing: agent.pricing,
+        telemetry: agent.telemetry,
+        shell: opts.shell.clone(),
     };
-    s.agent.journal = journal;
-    s.agent.index = index;
-    s.agent.sandbox = watch;
-    s.agent.blocked = blocked;
-    if let Some(opts) = batch {
-        let (b, rx) = batch::Batch::new(opts);
-        s.batch = Some(b);
-        s.batch_rx = rx;
-        s.agent.set_batch();
-        s.set_can_ask(s.batch.as_ref().is_some_and(|b| b.can_ask()));
+    let mut driver = driver::Driver::new(
+        turns,
+        driver::ModelCall::new(agent.backend),
+        driver::Gatekeeper::new(agent.confirm, agent.judge, agent.policy_layers),
+        driver::Records::new(id.clone(), journal, index),
+    );
+    driver.set_can_ask(stdin_tty);
+    if let Some(w) = watch {
+        driver.set_sandbox(w);
     }
-    s.agent.session_id = id.clone();
+    if let Some(why) = blocked {
+        driver.set_blocked(why);
+    }
+    let batch = batch.map(front::Batch::new);
+    let front: Box<dyn front::FrontEnd> = if batch.as_ref().is_some_and(front::Batch::ndjson) {
+        Box::new(front::NdjsonFront)
+    } else {
+        let render = crate::agent::render::Renderer::new(colour && out_tty, cols, out_tty);
+        Box::new(front::TerminalFront::new(render, batch.is_some() || (oneshot && !out_tty)))
+    };
+    if let Some(b) = &batch {
+        exec.set_batch();
+        driver.set_can_ask(b.can_ask());
+    }
+    let mut s = event_loop::Session::new((proxy, exec, driver), front, batch, opts.oneshot);
     let cwd = std::env::current_dir().map(|d| d.display().to_string()).unwrap_or_default();
     // Journaled (and so in the index) before anyone is told the id: a
     // program that reads it and looks the session up finds it running.
     if resumed.is_none() {
-        s.journal(ua_protocol::journal::JournalEntry::SessionStart {
+        let entry = ua_protocol::journal::JournalEntry::SessionStart {
             session: id.clone(),
             pid: std::process::id(),
             shell: opts.shell.display().to_string(),
             cwd: cwd.clone(),
             os: std::env::consts::OS.to_string(),
             version: env!("CARGO_PKG_VERSION").to_string(),
-        });
+        };
+        s.drive(|d, out| d.record(entry, out));
     }
-    if s.json() {
-        s.emit(ua_protocol::agent::AgentEvent::Session {
+    // The first event of the stream (a terminal draws nothing for it).
+    s.drive(|d, out| {
+        out.event(ua_protocol::agent::AgentEvent::Session {
             v: ua_protocol::agent::SCHEMA_VERSION,
             id,
-            journal: s.agent.journal.as_ref().map(|j| j.path().display().to_string()),
+            journal: d.journal_path().map(|p| p.display().to_string()),
             shell: opts.shell.display().to_string(),
             cwd: cwd.clone(),
         });
-    }
+    });
     if let Some(r) = resumed {
-        s.continue_from(r, &opts.shell, &cwd, opts.resume.as_ref().map(|r| r.used).unwrap_or_default());
+        let used = opts.resume.as_ref().map(|r| r.used).unwrap_or_default();
+        // A terminal was told of the resume as the session started.
+        s.drive(|d, out| d.continue_from(r, (&opts.shell, &cwd), used, quiet, out));
     }
     let code = s.run(&master, keys, &mut signals).await;
-    s.journal(ua_protocol::journal::JournalEntry::SessionEnd { exit_code: Some(code) });
+    let mut journal = None;
+    s.drive(|d, out| {
+        d.record(ua_protocol::journal::JournalEntry::SessionEnd { exit_code: Some(code) }, out);
+        journal = d.journal_path().map(std::path::Path::to_path_buf);
+    });
     drop(raw);
-    let journal = s.agent.journal.as_ref().map(|j| j.path().to_path_buf());
-    crate::trace::session_ended(journal.as_deref(), &s.agent.session_id, &telemetry);
+    crate::trace::session_ended(journal.as_deref(), &own_id, &telemetry);
     Ok(code)
 }
 
@@ -328,7 +342,7 @@ async fn run_async(opts: Options, batch: Option<BatchOptions>) -> anyhow::Result
 fn start_sandbox(
     rules: Result<ua_sandbox::Rules, String>,
     launch: &mut integration::Launch,
-) -> Result<(crate::sandbox::Prepared, agent::SandboxWatch), String> {
+) -> Result<(crate::sandbox::Prepared, driver::SandboxWatch), String> {
     let rules = rules?;
     crate::sandbox::check(&rules)?;
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
@@ -336,7 +350,7 @@ fn start_sandbox(
     let (program, args) = prepared.wrap(&launch.program, &launch.args)?;
     launch.program = program;
     launch.args = args;
-    Ok((prepared, agent::SandboxWatch { rules, decisions: rx }))
+    Ok((prepared, driver::SandboxWatch::new(rules, rx)))
 }
 
 /// The run ends before the shell starts: one line on stderr and, for
@@ -468,449 +482,4 @@ fn open_resumed(
 fn session_id() -> String {
     let t = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis()).unwrap_or(0);
     format!("{t}-{}", std::process::id())
-}
-
-struct Session {
-    pty: Pty,
-    scanner: OscScanner,
-    state: TermState,
-    tail: LineTail,
-    /// The column where the shell's input starts: where the cursor was at
-    /// the last `133;B`.
-    input_col: Option<u16>,
-    icpt: Interceptor,
-    scripts: Option<ScriptDir>,
-    shell_name: &'static str,
-    shell_path: PathBuf,
-    /// Keystrokes the shell has not accepted yet (its input queue is full).
-    to_shell: Vec<u8>,
-    size: (u16, u16),
-    integration_deadline: Option<Instant>,
-    /// What the shell printed until its first marker (see `startup`).
-    startup: Option<startup::StartupLog>,
-    started: Instant,
-    shell_debug: bool,
-    quiet_deadline: Option<Instant>,
-    kill_deadline: Option<Instant>,
-    hung_up: bool,
-    out_broken: bool,
-    colour: bool,
-    /// Markers found in the current read, with where each ends (kept to reuse
-    /// the allocation).
-    events_at: Vec<(usize, ShellEvent)>,
-    recorder: record::Recorder,
-    agent: agent::AgentSide,
-    /// Set when the session should end now with this status (a one-shot
-    /// instruction is done).
-    exit_now: Option<i32>,
-    /// Batch mode (`--json`).
-    batch: Option<batch::Batch>,
-    /// Batch mode's input lines, until stdin closes.
-    batch_rx: Option<tokio::sync::mpsc::UnboundedReceiver<String>>,
-}
-
-impl Session {
-    async fn run(
-        &mut self,
-        master: &AsyncFd<OwnedFd>,
-        keys: Option<crate::keyboard::Keyboard>,
-        sig: &mut crate::signals::Signals,
-    ) -> i32 {
-        let mut buf = vec![0u8; 64 * 1024];
-        let mut pty_open = true;
-        let mut keys_open = keys.is_some();
-        let mut keys = keys;
-        let mut writer: Option<AsyncFd<OwnedFd>> = None;
-        loop {
-            if self.to_shell.is_empty() {
-                writer = None;
-            } else if writer.is_none() && pty_open {
-                writer = self
-                    .pty
-                    .clone_fd()
-                    .ok()
-                    // SAFETY: as for `master`: the AsyncFd owns the descriptor.
-                    .and_then(|fd| unsafe { AsyncFd::register_with_interest(fd, tokio::io::Interest::WRITABLE) }.ok());
-            }
-            if let Some(code) = self.exit_now {
-                return code;
-            }
-            let approval = self.batch.as_ref().and_then(|b| b.approval_deadline);
-            let deadline =
-                [self.integration_deadline, self.quiet_deadline, self.kill_deadline, self.agent.deadline(), approval]
-                    .into_iter()
-                    .flatten()
-                    .min();
-            tokio::select! {
-                biased;
-                fired = sig.next() => {
-                    if fired.child
-                        && let Some(code) = self.pty.try_wait()
-                    {
-                        self.drain(&mut buf);
-                        if self.batch.is_some() {
-                            self.batch_shell_exited(code.0);
-                        }
-                        return code.0;
-                    }
-                    if fired.term {
-                        if self.batch.is_some() { self.batch_signal() } else { self.hang_up() }
-                    }
-                    if fired.hup {
-                        self.hang_up();
-                    }
-                    if fired.int && self.batch.is_some() {
-                        self.batch_signal();
-                    }
-                    // SIGQUIT is received only so that it cannot kill us.
-                    if fired.winch {
-                        self.resize();
-                    }
-                }
-                ready = std::future::poll_fn(|cx| master.poll_read_ready(cx)), if pty_open => {
-                    let Ok(mut guard) = ready else { pty_open = false; continue };
-                    match nix::unistd::read(guard.get_inner(), &mut buf) {
-                        Ok(n) if n > 0 => {
-                            // A short read emptied the queue: wait for the
-                            // next edge rather than read again only to hear
-                            // EAGAIN. Data the line discipline had not taken
-                            // in yet comes with a wake-up of its own, and a
-                            // clear is dropped when an event came in since
-                            // this one, so nothing is missed.
-                            if n < buf.len() {
-                                guard.clear_ready();
-                            }
-                            self.on_output(&buf[..n]);
-                        }
-                        Err(Errno::EAGAIN) => guard.clear_ready(),
-                        Err(Errno::EINTR) => {}
-                        // EOF or EIO: every process holding the shell's side
-                        // has closed it; the shell's exit comes as SIGCHLD.
-                        Ok(_) | Err(_) => pty_open = false,
-                    }
-                }
-                ready = writable(&writer), if pty_open && writer.is_some() => {
-                    if let Ok(mut guard) = ready {
-                        let pending = std::mem::take(&mut self.to_shell);
-                        match guard.try_io(|fd| nix::unistd::write(fd.get_ref(), &pending).map_err(std::io::Error::from)) {
-                            Ok(Ok(n)) => self.to_shell = pending[n..].to_vec(),
-                            Ok(Err(_)) => {}
-                            Err(_would_block) => self.to_shell = pending,
-                        }
-                    }
-                }
-                key = read_keys(&mut keys), if keys_open && self.agent.editing.is_none() => match key {
-                    Keys::Bytes(bytes) => self.on_input(bytes),
-                    Keys::Nothing => {}
-                    Keys::Gone => {
-                        // The terminal is gone (closed window, dropped ssh).
-                        keys_open = false;
-                        self.hang_up();
-                    }
-                },
-                event = agent::next_event(&mut self.agent.stream), if self.agent.stream.is_some() => {
-                    self.on_model_event(event);
-                }
-                built = agent::recv_once(&mut self.agent.building), if self.agent.building.is_some() => {
-                    self.on_backend_built(built);
-                }
-                gated = agent::join_once(&mut self.agent.gating), if self.agent.gating.is_some() => {
-                    self.on_gated(gated);
-                }
-                edited = agent::recv_once(&mut self.agent.editing), if self.agent.editing.is_some() => {
-                    self.on_edited(edited);
-                }
-                line = batch::next_line(&mut self.batch_rx), if self.batch_rx.is_some() => {
-                    self.on_batch_line(line);
-                }
-                _ = sleep_until(deadline) , if deadline.is_some() => self.on_deadline(),
-            }
-        }
-    }
-
-    fn write_out(&mut self, bytes: &[u8]) {
-        // With `--json` stdout carries JSON lines only (see `emit`).
-        if self.json() {
-            return;
-        }
-        if !self.out_broken && terminal::out(bytes).is_err() {
-            self.out_broken = true;
-            self.hang_up();
-        }
-    }
-
-    /// Shell output: each stretch up to a marker goes where the agent's
-    /// view says, then the marker takes effect, so what a marker changes
-    /// (a turn starting at a fresh prompt, a command's output beginning)
-    /// applies from the next byte on.
-    fn on_output(&mut self, bytes: &[u8]) {
-        if let Some(log) = &mut self.startup {
-            log.feed(bytes);
-        }
-        let mut events = std::mem::take(&mut self.events_at);
-        self.scanner.feed_at(bytes, |end, e| events.push((end, e)));
-        let mut pos = 0;
-        for (end, e) in events.drain(..) {
-            // Up to the end of the marker: in plain output (a file or pipe,
-            // `ssh host '# …'`) it is stripped with every other escape.
-            self.route(&bytes[pos..end]);
-            pos = end;
-            self.on_marker(&e);
-        }
-        self.events_at = events;
-        self.route(&bytes[pos..]);
-        if self.agent.active() {
-            return;
-        }
-        if self.icpt.editing() {
-            self.editor_redraw();
-        }
-        if self.icpt.mode() == Mode::Heuristic && !self.icpt.at_prompt() {
-            self.quiet_deadline = Some(Instant::now() + heuristic::QUIET);
-        }
-    }
-
-    fn route(&mut self, bytes: &[u8]) {
-        if bytes.is_empty() {
-            return;
-        }
-        if self.agent.active() {
-            self.route_in_turn(bytes);
-            return;
-        }
-        if self.startup.is_some() && self.shell_debug {
-            self.write_out_debug(bytes);
-        } else {
-            self.write_out(bytes);
-        }
-        self.recorder.shown(bytes, true);
-        self.tail.feed(bytes);
-    }
-
-    /// The one place a shell marker takes effect, whether or not a turn
-    /// is running.
-    fn on_marker(&mut self, e: &ShellEvent) {
-        if !self.agent.active() {
-            self.recorder.marker(e);
-            if *e == ShellEvent::InputStart {
-                self.input_col = self.tail.column(self.size.0);
-            }
-        }
-        match self.state.apply(e) {
-            Transition::IntegrationConfirmed => {
-                self.integration_deadline = None;
-                // The shell has read its startup files: the scripts are
-                // no longer needed on disk.
-                self.scripts = None;
-                self.startup = None;
-                self.icpt.set_mode(Mode::Markers);
-            }
-            Transition::FreshInput => {
-                self.icpt.fresh_prompt();
-                self.on_fresh_prompt();
-            }
-            Transition::RedrawnInput => self.icpt.redrawn_prompt(),
-            Transition::CommandStarted => {
-                self.icpt.left_prompt();
-                self.agent_command_started();
-            }
-            Transition::CommandFinished(code) => self.agent_command_ended(code),
-            Transition::CwdChanged | Transition::None => {}
-        }
-        if *e == ShellEvent::PromptStart {
-            self.agent_prompt_started();
-        }
-    }
-
-    /// Output before integration is confirmed, under `--shell-debug`: the
-    /// line saying integration works goes just before the first prompt
-    /// marker, so it does not land in the middle of the prompt.
-    fn write_out_debug(&mut self, bytes: &[u8]) {
-        const A: &[u8] = b"\x1b]133;A";
-        let Some(at) = bytes.windows(A.len()).position(|w| w == A) else {
-            self.write_out(bytes);
-            return;
-        };
-        self.write_out(&bytes[..at]);
-        let ms = self.started.elapsed().as_millis();
-        let msg = format!("unixagent: shell integration is working (first prompt marker after {ms} ms).");
-        let line = format!("{}\r\n", dim(&msg, self.colour));
-        self.write_out(line.as_bytes());
-        self.write_out(&bytes[at..]);
-    }
-
-    fn on_input(&mut self, bytes: &[u8]) {
-        if self.agent.takes_keys() {
-            self.agent_keys(bytes);
-            return;
-        }
-        // While a command runs every key goes to it as it is.
-        if let Some(line_ended) = self.icpt.pass_through(bytes) {
-            self.send(bytes);
-            if line_ended {
-                self.state.line_ended();
-            }
-            return;
-        }
-        // Without markers, a key typed at a line that looks like a prompt
-        // settles the question at once, even inside the quiet period.
-        if self.icpt.mode() == Mode::Heuristic
-            && !self.icpt.at_prompt()
-            && heuristic::looks_like_prompt(&self.tail.text())
-        {
-            self.quiet_deadline = None;
-            self.icpt.fresh_prompt();
-        }
-        let (width, _) = self.size;
-        // Where the prompt ends matters only when an instruction may start.
-        let prompt_col = if self.icpt.at_prompt() { self.prompt_col() } else { 0 };
-        for action in self.icpt.on_input(bytes, Geometry { prompt_col, width }) {
-            match action {
-                Action::ToShell(b) => self.send(&b),
-                Action::ToTerminal(b) => self.write_out(&b),
-                Action::LineEnded => self.state.line_ended(),
-                Action::Instruction(text) => {
-                    // The editor has ended its line.
-                    self.start_turn(&text);
-                }
-            }
-        }
-    }
-
-    /// Where an instruction starts on the prompt's row. With markers that is
-    /// where the shell's input starts (the cursor may not be there yet when
-    /// the shell has not finished echoing keys typed before the `#`).
-    fn prompt_col(&self) -> u16 {
-        match (self.icpt.mode(), self.input_col) {
-            (Mode::Markers, Some(col)) => col,
-            _ => self.tail.column(self.size.0).unwrap_or(0),
-        }
-    }
-
-    /// The shell drew over the instruction being edited: draw it again.
-    fn editor_redraw(&mut self) {
-        let col = self.prompt_col();
-        for a in self.icpt.shell_redrew(col) {
-            if let Action::ToTerminal(b) = a {
-                self.write_out(&b);
-            }
-        }
-    }
-
-    /// Queues bytes for the shell, writing at once when nothing is queued.
-    fn send(&mut self, bytes: &[u8]) {
-        if self.to_shell.is_empty() {
-            match nix::unistd::write(self.pty.fd(), bytes) {
-                Ok(n) => self.to_shell.extend_from_slice(&bytes[n..]),
-                Err(_) => self.to_shell.extend_from_slice(bytes),
-            }
-        } else {
-            self.to_shell.extend_from_slice(bytes);
-        }
-    }
-
-    fn resize(&mut self) {
-        let size = terminal::size();
-        if size == self.size {
-            return;
-        }
-        self.size = size;
-        self.agent.render.set_width(size.0);
-        let _ = self.pty.resize(size.0, size.1);
-        for a in self.icpt.resize(size.0) {
-            if let Action::ToTerminal(b) = a {
-                self.write_out(&b);
-            }
-        }
-    }
-
-    fn on_deadline(&mut self) {
-        let now = Instant::now();
-        if self.integration_deadline.is_some_and(|d| d <= now) {
-            self.integration_deadline = None;
-            self.scripts = None;
-            let printed = self.startup.take().and_then(|l| l.error_line());
-            let waited = self.started.elapsed().as_millis();
-            if !self.state.integrated() && (self.agent.oneshot() || self.batch.is_some()) {
-                let msg = startup::failure_message(self.shell_name, waited, printed.as_deref(), true);
-                self.write_err(&msg);
-                if self.batch.is_some() {
-                    self.emit(ua_protocol::agent::AgentEvent::Error { message: msg, kind: "integration".into() });
-                    self.batch_finish(Some((ua_protocol::agent::RunStatus::Error, 1)));
-                }
-                self.exit_now = Some(1);
-                return;
-            }
-            if !self.state.integrated() {
-                self.icpt.set_mode(Mode::Heuristic);
-                let msg = startup::failure_message(self.shell_name, waited, printed.as_deref(), false);
-                let line = format!("\r\n{}\r\n", dim(&msg, self.colour));
-                self.write_out(line.as_bytes());
-                self.quiet_deadline = Some(now + heuristic::QUIET);
-            }
-        }
-        if self.quiet_deadline.is_some_and(|d| d <= now) {
-            self.quiet_deadline = None;
-            if self.icpt.mode() == Mode::Heuristic
-                && !self.icpt.at_prompt()
-                && heuristic::looks_like_prompt(&self.tail.text())
-            {
-                self.icpt.fresh_prompt();
-            }
-        }
-        self.agent_deadlines(now);
-        self.batch_deadline(now);
-        if self.kill_deadline.is_some_and(|d| d <= now) {
-            self.kill_deadline = None;
-            self.pty.signal(Signal::SIGKILL);
-        }
-    }
-
-    /// The terminal went away or unixagent was asked to stop: hang up the
-    /// shell as a closing terminal would, and kill it if it lingers.
-    fn hang_up(&mut self) {
-        if self.hung_up {
-            return;
-        }
-        self.hung_up = true;
-        self.pty.signal(Signal::SIGHUP);
-        self.pty.signal(Signal::SIGCONT);
-        self.kill_deadline = Some(Instant::now() + HANGUP_GRACE);
-    }
-
-    /// Copies what the shell wrote before exiting to the terminal.
-    fn drain(&mut self, buf: &mut [u8]) {
-        loop {
-            match nix::unistd::read(self.pty.fd(), buf) {
-                Ok(n) if n > 0 => self.write_out(&buf[..n]),
-                Err(Errno::EINTR) => {}
-                _ => break,
-            }
-        }
-    }
-}
-
-/// The next keystrokes (the branch is disabled when there is no keyboard).
-async fn read_keys(keys: &mut Option<crate::keyboard::Keyboard>) -> Keys<'_> {
-    match keys {
-        Some(k) => k.read().await,
-        None => std::future::pending().await,
-    }
-}
-
-/// Waits until the queued-write descriptor can take bytes.
-async fn writable(
-    writer: &Option<AsyncFd<OwnedFd>>,
-) -> std::io::Result<tokio::io::unix::AsyncFdReadyGuard<'_, OwnedFd>> {
-    match writer {
-        Some(w) => w.writable().await,
-        None => std::future::pending().await,
-    }
-}
-
-async fn sleep_until(deadline: Option<Instant>) {
-    match deadline {
-        Some(d) => tokio::time::sleep_until(d).await,
-        None => std::future::pending().await,
-    }
 }
