@@ -84,6 +84,7 @@ struct KeyValue {
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
+#[allow(clippy::enum_variant_names, reason = "the variants are OTLP/JSON's own field names")]
 enum AnyValue {
     StringValue(String),
     BoolValue(bool),

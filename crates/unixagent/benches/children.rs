@@ -159,8 +159,13 @@ fn twenty_at_once(bin: &Path, home: &Path, rounds: usize) -> anyhow::Result<Vec<
     Ok(times)
 }
 
+/// Milliseconds per round: a child's start to its first model request, a
+/// plain one-shot's, the sandboxed shell's start, and the child's overhead
+/// beyond that shell.
+type StartTimes = (Vec<f64>, Vec<f64>, Vec<f64>, Vec<f64>);
+
 /// Per round: a child, a plain one-shot and the sandboxed shell, in turn.
-fn child_start(bin: &Path, home: &Path, rounds: usize) -> anyhow::Result<(Vec<f64>, Vec<f64>, Vec<f64>, Vec<f64>)> {
+fn child_start(bin: &Path, home: &Path, rounds: usize) -> anyhow::Result<StartTimes> {
     let toml =
         "[[conversation]]\ninstruction_contains = \"start me\"\nrepeat = true\n[[conversation.turn]]\ntext = \"ok\"\n";
     let server = FakeProvider::start(Scenario::from_toml(toml).map_err(anyhow::Error::msg)?)?;

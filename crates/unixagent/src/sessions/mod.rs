@@ -122,7 +122,7 @@ pub fn list(as_json: bool, all: bool) -> Result<i32, String> {
 /// The sessions to list, each with its depth under its root: every root
 /// that `chosen` picks (itself or one of its descendants), then its
 /// descendants.
-fn tree_rows<'a>(summaries: &'a Summaries, chosen: impl Fn(&SessionSummary) -> bool) -> Vec<(&'a SessionSummary, u32)> {
+fn tree_rows(summaries: &Summaries, chosen: impl Fn(&SessionSummary) -> bool) -> Vec<(&SessionSummary, u32)> {
     let mut roots: Vec<&str> = Vec::new();
     for s in summaries.sessions().iter().filter(|s| chosen(s)) {
         let root = summaries.root_of(&s.id);
