@@ -16,6 +16,7 @@ mod bash_prompt_command;
 mod batch;
 mod board;
 mod capture;
+mod children;
 mod cli;
 mod command_line_secrets;
 mod completions;

@@ -329,7 +329,7 @@ fn earlier_turns_are_summarised_when_the_window_is_outgrown_and_the_summary_is_k
         ".config/unixagent/config.toml",
         &format!(
             "[judge]\nmode = \"off\"\n[backend]\ndefault = \"fake\"\n[backend.fake]\nkind = \"anthropic\"\n\
-             base_url = \"{}\"\nmodel = \"fake\"\ncontext_window = 4000\nmax_tokens = 400\n",
+             base_url = \"{}\"\nmodel = \"fake\"\ncontext_window = 4400\nmax_tokens = 400\n",
             server.base_url()
         ),
     );
