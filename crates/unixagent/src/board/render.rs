@@ -11,7 +11,6 @@ use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 /// The footer line: `board 3 todo · 1 doing · 1 blocked · 4 done`, the
 /// states that hold tasks in board order, then tasks whose assignee is
 /// gone. `None` for an empty board: no footer.
-#[cfg_attr(not(test), expect(dead_code, reason = "the session draws it once it runs a board watcher"))]
 pub fn footer(snap: &Snapshot) -> Option<String> {
     let counts = snap.counts();
     let mut parts: Vec<String> =
@@ -28,7 +27,6 @@ pub fn footer(snap: &Snapshot) -> Option<String> {
 /// What the first request after a resume carries about the board: the
 /// tasks in `doing` and `blocked`, as the design's context reload says.
 /// `None` when there are none.
-#[cfg_attr(not(test), expect(dead_code, reason = "the session sends it once resuming reads the board"))]
 pub fn active_tasks(snap: &Snapshot) -> Option<String> {
     let active: Vec<&Task> = snap.tasks.iter().filter(|t| matches!(t.state, State::Doing | State::Blocked)).collect();
     if active.is_empty() {
@@ -59,7 +57,6 @@ pub fn blocked_alert(id: u32, title: &str, assignee: Option<&str>, reason: Optio
 }
 
 /// A state change as the NDJSON `task` event.
-#[cfg_attr(not(test), expect(dead_code, reason = "the session emits it once it runs a board watcher"))]
 pub fn event(c: &TaskChange) -> AgentEvent {
     AgentEvent::Task {
         id: c.id,
