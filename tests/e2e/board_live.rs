@@ -168,7 +168,12 @@ fn a_task_blocked_by_another_process_is_a_task_event_while_no_turn_runs() {
     let added = s.until("task 1 in todo", |v| is_task(v, 1, "todo"));
     assert_eq!(added["from"], Value::Null, "{added}");
     on_board(&home, &board, Some(("other-session", std::process::id())), &["claim", "1"]);
-    on_board(&home, &board, Some(("other-session", std::process::id())), &["move", "1", "blocked", "--reason", "needs a signing key"]);
+    on_board(
+        &home,
+        &board,
+        Some(("other-session", std::process::id())),
+        &["move", "1", "blocked", "--reason", "needs a signing key"],
+    );
     let blocked = s.until("task 1 blocked", |v| is_task(v, 1, "blocked"));
     assert_eq!(
         blocked,
@@ -248,11 +253,8 @@ fn a_terminal_parent_shows_the_board_under_the_footer_of_the_turn() {
     let home = Home::new();
     quiet_judge(&home);
     let server = child_scenario();
-    let mut t = home
-        .spawn("bash")
-        .env("ANTHROPIC_BASE_URL", server.base_url())
-        .env("PATH", path_with_unixagent())
-        .start();
+    let mut t =
+        home.spawn("bash").env("ANTHROPIC_BASE_URL", server.base_url()).env("PATH", path_with_unixagent()).start();
     wait_prompt(&t, 1);
     t.send("# build a board and have a child take a task\r");
     // The person approves the child agent.
@@ -274,7 +276,12 @@ fn a_terminal_parent_shows_the_board_under_the_footer_of_the_turn() {
 fn block(home: &Home, board: &Path, title: &str, id: &str) {
     on_board(home, board, None, &["add", title]);
     on_board(home, board, Some(("other-session", std::process::id())), &["claim", id]);
-    on_board(home, board, Some(("other-session", std::process::id())), &["move", id, "blocked", "--reason", "needs a key"]);
+    on_board(
+        home,
+        board,
+        Some(("other-session", std::process::id())),
+        &["move", id, "blocked", "--reason", "needs a key"],
+    );
 }
 
 /// The board of the only session in `home`.
@@ -324,7 +331,9 @@ fn a_blocked_task_shows_above_the_prompt_and_the_line_being_typed_goes_on() {
                 && s.cursor_row().trim_end() == "PS1-MARK> # do thi"
         });
         t.send("s");
-        t.wait_for(&format!("{shell}: the instruction goes on"), |s| s.cursor_row().trim_end() == "PS1-MARK> # do this");
+        t.wait_for(&format!("{shell}: the instruction goes on"), |s| {
+            s.cursor_row().trim_end() == "PS1-MARK> # do this"
+        });
     }
 }
 
@@ -333,7 +342,8 @@ fn a_continued_session_brings_the_active_tasks_back_and_a_gone_assignee_s_task_i
     let home = Home::new();
     let proj = home.path().join("proj");
     std::fs::create_dir_all(&proj).expect("mkdir");
-    let first = ua(&home, &proj, &home.model, &["--shell", "/bin/bash", "--json", "-c", "# hello"]).output().expect("runs");
+    let first =
+        ua(&home, &proj, &home.model, &["--shell", "/bin/bash", "--json", "-c", "# hello"]).output().expect("runs");
     assert!(first.status.success(), "{}", String::from_utf8_lossy(&first.stderr));
     let start: Value = serde_json::from_str(String::from_utf8_lossy(&first.stdout).lines().next().expect("a line"))
         .expect("the session event");
@@ -359,10 +369,13 @@ fn a_continued_session_brings_the_active_tasks_back_and_a_gone_assignee_s_task_i
     // The person reading the stream is shown the board.
     let lines: Vec<Value> =
         String::from_utf8_lossy(&again.stdout).lines().map(|l| serde_json::from_str(l).expect("json")).collect();
-    let notices: Vec<&str> = lines.iter().filter(|v| v["type"] == "notice").filter_map(|v| v["text"].as_str()).collect();
+    let notices: Vec<&str> =
+        lines.iter().filter(|v| v["type"] == "notice").filter_map(|v| v["text"].as_str()).collect();
     assert!(notices.contains(&"board 1 doing · 1 blocked · 1 done · 1 assignee gone"), "{notices:#?}");
     assert!(
-        notices.iter().any(|n| n.contains("task 1 [doing] Parse (assignee gone: `unixagent board claim 1` takes it over)")),
+        notices
+            .iter()
+            .any(|n| n.contains("task 1 [doing] Parse (assignee gone: `unixagent board claim 1` takes it over)")),
         "{notices:#?}"
     );
     // The first request after the resume carries the active tasks.
@@ -373,7 +386,8 @@ fn a_continued_session_brings_the_active_tasks_back_and_a_gone_assignee_s_task_i
     assert!(system.contains("Task board: this session has one"), "{system}");
     assert!(system.contains("The task board when this session was continued"), "{system}");
     assert!(
-        system.contains("- task 1 [doing] Parse; assignee gone-session (gone: `unixagent board claim 1` takes it over)"),
+        system
+            .contains("- task 1 [doing] Parse; assignee gone-session (gone: `unixagent board claim 1` takes it over)"),
         "{system}"
     );
     assert!(system.contains("- task 2 [blocked] Release; assignee ana; blocked by: needs a signing key"), "{system}");

@@ -48,7 +48,8 @@ impl TaskBoard {
             let _ = tx.send(found);
         })
         .map_err(|e| e.to_string())?;
-        let resumed = if resumed { crate::board::judged(&board).ok().and_then(|s| render::active_tasks(&s)) } else { None };
+        let resumed =
+            if resumed { crate::board::judged(&board).ok().and_then(|s| render::active_tasks(&s)) } else { None };
         Ok(Self {
             board,
             _watcher: watcher,
