@@ -43,7 +43,7 @@ mod front;
 mod outbox;
 mod proxy;
 mod record;
-mod startup;
+pub(crate) mod startup;
 
 #[derive(Debug)]
 pub struct Options {
