@@ -438,7 +438,8 @@ impl Session {
             return;
         };
         let Some(board) = self.board.as_mut() else { return };
-        let (ndjson, turn) = (self.front.lines_only(), self.driver.turn_running());
+        // A turn paused at a question has given the prompt back: as idle.
+        let (ndjson, turn) = (self.front.lines_only(), self.driver.takes_keys());
         let held = !ndjson && !turn && self.batch.is_none();
         let events = board.events(&found, held);
         if ndjson || turn {
@@ -454,7 +455,7 @@ impl Session {
     /// when the shell is reading a line and nothing else has the terminal.
     fn draw_alerts(&mut self) {
         let Some(board) = self.board.as_mut() else { return };
-        if !board.alerting() || self.driver.turn_running() || self.exec.active() || !board.prompt().ready() {
+        if !board.alerting() || self.driver.takes_keys() || self.exec.active() || !board.prompt().ready() {
             return;
         }
         let lines: String = board.take_alerts().into_iter().map(|a| self.front.chrome(&Chrome::Alert(a))).collect();
