@@ -318,7 +318,9 @@ fn the_index_is_rebuilt_from_the_journals() {
 #[test]
 fn earlier_turns_are_summarised_when_the_window_is_outgrown_and_the_summary_is_kept_on_resume() {
     let home = Home::new();
-    let long = |tag: &str| format!("{tag} {}", "filler words to fill the window ".repeat(250));
+    // Two answers outgrow the window, one does not, beside a system prompt
+    // that includes the task board's paragraph.
+    let long = |tag: &str| format!("{tag} {}", "filler words to fill the window ".repeat(220));
     let (one, two) = (long("ANSWER-ONE"), long("ANSWER-TWO"));
     let server = crate::agent::model(&format!(
         "[[turn]]\ntext = \"{one}\"\n[[turn]]\ntext = \"{two}\"\n\
