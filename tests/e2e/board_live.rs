@@ -392,6 +392,15 @@ fn a_continued_session_brings_the_active_tasks_back_and_a_gone_assignee_s_task_i
     );
     assert!(system.contains("- task 2 [blocked] Release; assignee ana; blocked by: needs a signing key"), "{system}");
     assert!(!system.contains("Old"), "done tasks are not active: {system}");
+    // A terminal is shown the same as the session starts.
+    let t = home.spawn("bash").cwd(&proj).arg("--continue").start();
+    t.wait_for("the board when continuing", |s| {
+        let text = s.text();
+        text.contains("unixagent: board 1 doing · 1 blocked · 1 done · 1 assignee gone")
+            && text.contains("unixagent:   task 2 [blocked] Release — needs a signing key")
+    });
+    wait_prompt(&t, 1);
+    drop(t);
     // The gone assignee's task is claimed again.
     let o = on_board(&home, &board, Some(("new-session", std::process::id())), &["claim", "1", "--json"]);
     let claimed: Value = serde_json::from_slice(&o.stdout).expect("json");
