@@ -73,10 +73,11 @@ impl TaskBoard {
         self.resumed.take()
     }
 
-    /// The changes as `task` events; a terminal keeps the alerts of tasks
-    /// that entered `blocked` to draw (see [`TaskBoard::take_alerts`]).
-    pub(in crate::session) fn events(&mut self, found: &[TaskChange], terminal: bool) -> Vec<AgentEvent> {
-        if terminal {
+    /// The changes as `task` events. `hold_alerts`: a terminal with no
+    /// turn to draw them keeps the alerts of tasks that entered `blocked`
+    /// (see [`TaskBoard::take_alerts`]).
+    pub(in crate::session) fn events(&mut self, found: &[TaskChange], hold_alerts: bool) -> Vec<AgentEvent> {
+        if hold_alerts {
             for c in found.iter().filter(|c| c.state == State::Blocked) {
                 self.alerts.push(render::blocked_alert(c.id, &c.title, c.assignee.as_deref(), c.reason.as_deref()));
             }
