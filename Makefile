@@ -99,6 +99,7 @@ bench:
 	$(CARGO) bench -p unixagent --bench agent
 	$(CARGO) bench -p unixagent --bench sandbox
 	$(CARGO) bench -p unixagent --bench sessions
+	$(CARGO) bench -p unixagent --bench children
 	$(CARGO) bench -p unixagent --bench board
 	$(CARGO) bench -p ua-sandbox --bench proxy
 	$(CARGO) bench -p ua-policy --bench pipeline

@@ -35,18 +35,61 @@ fn help_lists_every_option_and_version_prints() {
 }
 
 #[test]
-fn options_not_built_yet_are_refused_with_the_reason() {
+fn trace_prints_the_sessions_trace_id_when_it_starts() {
     let home = Home::new();
+    let out = ua(&home)
+        .args(["--trace", "--shell", "/bin/bash", "-c", "# hello"])
+        .env("XDG_DATA_HOME", home.path().join(".local/share"))
+        .env("ANTHROPIC_BASE_URL", home.model.base_url())
+        .env("ANTHROPIC_API_KEY", "test-key")
+        .env("OPENAI_API_KEY", "")
+        .env_remove("TRACEPARENT")
+        .env_remove("UA_TRACE_ID")
+        .env_remove("UNIXAGENT_SESSION")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let err = String::from_utf8_lossy(&out.stderr);
+    let line = err.lines().find(|l| l.starts_with("unixagent: trace ")).unwrap_or_else(|| panic!("{err}"));
+    let id = line.trim_start_matches("unixagent: trace ");
+    assert!(id.len() == 32 && id.bytes().all(|b| b.is_ascii_hexdigit()), "{line}");
+    // It is the trace the session recorded.
+    let sessions = home.path().join(".local/share/unixagent/sessions");
+    let meta: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(only_session(&sessions).join("meta.json")).unwrap()).unwrap();
+    assert_eq!(meta["trace_id"], id);
+    // A continued trace keeps its id.
+    let out = ua(&home)
+        .args(["--trace", "--shell", "/bin/bash", "-c", "# again"])
+        .env("ANTHROPIC_BASE_URL", home.model.base_url())
+        .env("ANTHROPIC_API_KEY", "test-key")
+        .env("TRACEPARENT", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
+        .env_remove("UNIXAGENT_SESSION")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unixagent: trace 4bf92f3577b34da6a3ce929d0e0e4736\n"));
+    // A plain `-c` runs the shell, not a session: there is no trace to print.
     let out = ua(&home).args(["--trace", "--shell", "/bin/sh", "-c", "echo ran"]).output().unwrap();
-    assert_eq!(
-        String::from_utf8_lossy(&out.stderr),
-        "unixagent: --trace comes with child agents, which are not built yet; run without it.\n"
-    );
-    assert_eq!(String::from_utf8_lossy(&out.stdout), "");
-    assert_eq!(out.status.code(), Some(2));
-    // Without it, nothing is said and `-c` is the shell's.
-    let out = ua(&home).args(["--shell", "/bin/sh", "-c", "echo ran"]).output().unwrap();
     assert_eq!((out.stdout.as_slice(), out.stderr.as_slice()), (&b"ran\n"[..], &b""[..]));
+}
+
+#[test]
+fn policy_explain_decides_at_the_depth_of_the_session_it_runs_in() {
+    let home = Home::new();
+    let explain = |depth: &str| {
+        let mut c = ua(&home);
+        c.args(["policy", "explain", "--json", "unixagent -c '# look around'"]).current_dir(home.path());
+        c.env("UA_TRACE_DEPTH", depth);
+        let out = c.output().unwrap();
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+    };
+    // Four deep, the built-in policy forbids starting another agent.
+    let deep = explain("4");
+    assert_eq!(deep["outcome"], "deny", "{deep}");
+    assert!(deep.to_string().contains("builtin.spawn-depth"), "{deep}");
+    assert_ne!(explain("0")["outcome"], "deny");
 }
 
 #[test]

@@ -17,6 +17,7 @@ mod batch;
 mod board;
 mod board_live;
 mod capture;
+mod children;
 mod cli;
 mod command_line_secrets;
 mod completions;

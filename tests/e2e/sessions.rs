@@ -318,20 +318,20 @@ fn the_index_is_rebuilt_from_the_journals() {
 #[test]
 fn earlier_turns_are_summarised_when_the_window_is_outgrown_and_the_summary_is_kept_on_resume() {
     let home = Home::new();
-    // Two answers outgrow the window, one does not, beside a system prompt
-    // that includes the task board's paragraph.
-    let long = |tag: &str| format!("{tag} {}", "filler words to fill the window ".repeat(220));
+    let long = |tag: &str| format!("{tag} {}", "filler words to fill the window ".repeat(250));
     let (one, two) = (long("ANSWER-ONE"), long("ANSWER-TWO"));
     let server = crate::agent::model(&format!(
         "[[turn]]\ntext = \"{one}\"\n[[turn]]\ntext = \"{two}\"\n\
          [[turn]]\ntext = \"SUMMARY-TEXT the user asked twice about fillers\"\n\
          [[turn]]\ntext = \"third answer\"\n[[turn]]\ntext = \"fourth answer\"\n"
     ));
+    // One answer fits beside the system prompt (with its paragraphs on
+    // delegating and on the task board), two do not.
     home.write(
         ".config/unixagent/config.toml",
         &format!(
             "[judge]\nmode = \"off\"\n[backend]\ndefault = \"fake\"\n[backend.fake]\nkind = \"anthropic\"\n\
-             base_url = \"{}\"\nmodel = \"fake\"\ncontext_window = 4000\nmax_tokens = 400\n",
+             base_url = \"{}\"\nmodel = \"fake\"\ncontext_window = 5200\nmax_tokens = 400\n",
             server.base_url()
         ),
     );

@@ -86,9 +86,15 @@ pub struct Cli {
     #[arg(long, value_name = "AGE", requires = "usage")]
     pub since: Option<String>,
 
-    /// Print the trace id of this session.
+    /// Print this session's trace id on stderr when it starts (`unixagent:
+    /// trace ID`), for `unixagent traces export --trace ID`.
     #[arg(long)]
     pub trace: bool,
+
+    /// A child agent without a terminal prints everything it does, as a
+    /// one-shot does, instead of only its summary line and its answer.
+    #[arg(short = 'v', long)]
+    pub verbose: bool,
 
     /// Start the shell with its start-up traced (bash and zsh -x, fish's
     /// fish_trace) and say when shell integration starts working: for
@@ -116,6 +122,11 @@ pub enum Sub {
     Sessions {
         #[command(subcommand)]
         action: SessionsAction,
+    },
+    /// Spans recorded by sessions and their children: `traces export`.
+    Traces {
+        #[command(subcommand)]
+        action: TracesAction,
     },
     /// The task board: plain files per session that the agent, its child
     /// agents and people share (`board` alone shows it).
@@ -206,6 +217,20 @@ pub enum SessionsAction {
 }
 
 #[derive(Debug, Subcommand)]
+pub enum TracesAction {
+    /// Spans as OTLP/JSON (`ExportTraceServiceRequest` lines), for an
+    /// OpenTelemetry Collector's file receiver, Jaeger or Tempo.
+    Export {
+        /// Only this trace (the id `--trace` prints).
+        #[arg(long, value_name = "ID")]
+        trace: Option<String>,
+        /// Only spans that ended this recently (`7d`, `12h`, `30m`).
+        #[arg(long, value_name = "AGE")]
+        since: Option<String>,
+    },
+}
+
+#[derive(Debug, Subcommand)]
 pub enum BoardAction {
     /// Add a task to todo; prints its id.
     Add {
@@ -278,19 +303,6 @@ pub fn command() -> clap::Command {
     <Cli as clap::CommandFactory>::command()
 }
 
-impl Cli {
-    /// Options that exist on the command line but whose feature has not
-    /// been built yet, so the user hears about it instead of the option
-    /// being silently ignored.
-    pub fn unavailable(&self) -> Vec<&'static str> {
-        let mut v = Vec::new();
-        if self.trace {
-            v.push("--trace");
-        }
-        v
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -330,6 +342,15 @@ mod tests {
     }
 
     #[test]
+    fn traces_export_and_verbose() {
+        let c = parse(&["unixagent", "traces", "export", "--trace", "abc", "--since", "1h"]);
+        let Some(Sub::Traces { action: TracesAction::Export { trace, since } }) = c.sub else { panic!("{c:?}") };
+        assert_eq!((trace.as_deref(), since.as_deref()), (Some("abc"), Some("1h")));
+        let c = parse(&["unixagent", "-v", "--trace", "-c", "# x"]);
+        assert!(c.verbose && c.trace);
+    }
+
+    #[test]
     fn board_subcommands() {
         let c = parse(&["unixagent", "board", "--json"]);
         assert!(matches!(c.sub, Some(Sub::Board { action: None, json: true, session: None })));
@@ -345,11 +366,5 @@ mod tests {
         ));
         assert!(Cli::try_parse_from(["unixagent", "board", "plan", "x"]).is_err());
         assert!(Cli::try_parse_from(["unixagent", "board", "plan", "--edit", "-"]).is_err());
-    }
-
-    #[test]
-    fn unavailable_options_are_named() {
-        let c = parse(&["unixagent", "--trace", "--model", "m"]);
-        assert_eq!(c.unavailable(), vec!["--trace"]);
     }
 }

@@ -32,7 +32,8 @@ pub fn explain(command: &str, json: bool) -> i32 {
         command: command.to_string(),
         cwd: std::env::current_dir().map(|d| d.display().to_string()).unwrap_or_else(|_| "/".into()),
         session: "explain".into(),
-        depth: 0,
+        // The session this runs in: its depth, as its shell exports it.
+        depth: std::env::var(crate::trace::context::DEPTH_ENV).ok().and_then(|d| d.trim().parse().ok()).unwrap_or(0),
         human_attached: true,
         instruction: None,
     };

@@ -24,9 +24,12 @@ use std::sync::Arc;
 use ua_sandbox::normalise::{Host, normalise};
 use ua_sandbox::rules::{Mode, PathRule, Rules};
 
+mod endpoints;
 mod policy;
 
-pub use policy::{compile, rules};
+pub use endpoints::rules as model_endpoints;
+
+pub use policy::{compile, rules, rules_allowing};
 
 /// The hidden subcommand that applies a spec and execs (Linux).
 pub const LAUNCHER: &str = "__sandbox-exec";
@@ -44,13 +47,22 @@ pub const REFUSED: i32 = 125;
 /// started at all.
 #[cfg(target_os = "linux")]
 pub fn check(rules: &Rules) -> Result<(), String> {
-    let support = ua_sandbox::linux::probe();
-    let normalised = normalise(rules, &Host);
-    let missing = ua_sandbox::linux::shortfalls(support.landlock_abi, support.user_namespaces, &normalised.rules);
+    let nested = ua_sandbox::linux::enclosed();
+    let missing = if nested {
+        // A child agent in a sandboxed shell: the enclosing sandbox holds.
+        ua_sandbox::linux::nested_shortfalls(ua_sandbox::linux::landlock_abi())
+    } else {
+        let support = ua_sandbox::linux::probe();
+        let normalised = normalise(rules, &Host);
+        ua_sandbox::linux::shortfalls(support.landlock_abi, support.user_namespaces, &normalised.rules)
+    };
     if !missing.is_empty() && rules.mode == Mode::Enforce {
         return Err(ua_sandbox::linux::SandboxError::Unsupported(missing.join("; ")).to_string());
     }
-    trial(rules)
+    // Nested, no namespace or mount is made: the trial would only repeat
+    // the Landlock and seccomp the launcher applies anyway, and a child's
+    // start would pay for the sandbox twice.
+    if nested { Ok(()) } else { trial(rules) }
 }
 
 /// Sets `rules` up in a launcher that exits instead of running anything;
@@ -59,7 +71,7 @@ pub fn check(rules: &Rules) -> Result<(), String> {
 fn trial(rules: &Rules) -> Result<(), String> {
     let dir = private_dir()?;
     let path = dir.path().join("spec.json");
-    let spec = ua_sandbox::linux::Spec { rules: rules.clone(), proxy: None };
+    let spec = ua_sandbox::linux::Spec { rules: rules.clone(), proxy: None, nested: false };
     let text = serde_json::to_string(&spec).map_err(|e| e.to_string())?;
     std::fs::write(&path, text).map_err(|e| format!("writing {}: {e}", path.display()))?;
     let me = std::env::current_exe().map_err(|e| format!("finding unixagent's own binary: {e}"))?;
@@ -154,7 +166,10 @@ impl Prepared {
         let dir = private_dir()?;
         let mut tasks = Vec::new();
         let mut plan = None;
-        if rules.network() {
+        // Inside a sandbox already, the enclosing one's proxy serves (its
+        // variables are inherited): a proxy here could reach nothing.
+        let nested = ua_sandbox::linux::enclosed();
+        if rules.network() && !nested {
             let allow = Arc::new(ua_sandbox::proxy::Allowlist::new(rules.allow_hosts.clone()));
             let (host_port, host) = host_proxy(&allow, decisions.clone())?;
             let handoff_path = dir.path().join("proxy.sock");
@@ -164,7 +179,7 @@ impl Prepared {
             tasks.push(tokio::spawn(async move { serve_handed_over(handoff, allow, decisions).await }));
             plan = Some(ua_sandbox::linux::ProxyPlan { host_port, handoff: handoff_path });
         }
-        let spec = ua_sandbox::linux::Spec { rules, proxy: plan };
+        let spec = ua_sandbox::linux::Spec { rules, proxy: plan, nested };
         let path = dir.path().join("spec.json");
         let text = serde_json::to_string(&spec).map_err(|e| e.to_string())?;
         std::fs::write(&path, text).map_err(|e| format!("writing {}: {e}", path.display()))?;

@@ -276,8 +276,8 @@ impl Session {
     /// journal hears of it first.
     fn type_waiting(&mut self) {
         let Some(p) = self.exec.ready(Instant::now()) else { return };
-        self.driver.command_typed(&p, &mut self.out);
-        self.exec.type_command(&mut self.proxy);
+        let line = self.driver.command_typed(&p, &mut self.out);
+        self.exec.type_command(&line, &mut self.proxy);
     }
 
     fn turn_ended(&mut self, end: &TurnEnd) {

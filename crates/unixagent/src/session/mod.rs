@@ -123,6 +123,8 @@ pub struct AgentOptions {
     pub policy_layers: Vec<PathBuf>,
     /// Prices by model, so each turn's cost goes into the journal.
     pub pricing: std::collections::BTreeMap<String, crate::config::Price>,
+    /// `[telemetry]`: where spans go.
+    pub telemetry: crate::trace::export::TelemetryConfig,
 }
 
 /// Runs the interactive session; returns the shell's exit status.
@@ -179,11 +181,13 @@ async fn run_async(opts: Options, batch: Option<BatchOptions>) -> anyhow::Result
         },
     };
     let id = session_dir.as_ref().map_or_else(session_id, |d| d.id().to_string());
+    let own_id = id.clone();
     let mut env = vec![
         (OsString::from(shell::SESSION_ENV), OsString::from(&id)),
         (OsString::from("UNIXAGENT_PID"), OsString::from(std::process::id().to_string())),
     ];
-    env.extend(trace.for_children(&id));
+    let telemetry = opts.agent.telemetry.clone();
+    env.extend(trace.shell_env(telemetry.sink().ok().flatten().map(|s| s.url()).as_deref()));
     if let Some(j) = &journal {
         env.push((OsString::from("UNIXAGENT_JOURNAL"), j.path().as_os_str().to_owned()));
     }
@@ -282,6 +286,8 @@ async fn run_async(opts: Options, batch: Option<BatchOptions>) -> anyhow::Result
         include_env: agent.include_env,
         terminal_lines: agent.terminal_lines,
         pricing: agent.pricing,
+        telemetry: agent.telemetry,
+        shell: opts.shell.clone(),
     };
     let mut driver = driver::Driver::new(
         turns,
@@ -341,8 +347,13 @@ async fn run_async(opts: Options, batch: Option<BatchOptions>) -> anyhow::Result
         }
     }
     let code = s.run(&master, keys, &mut signals).await;
-    s.drive(|d, out| d.record(ua_protocol::journal::JournalEntry::SessionEnd { exit_code: Some(code) }, out));
+    let mut journal = None;
+    s.drive(|d, out| {
+        d.record(ua_protocol::journal::JournalEntry::SessionEnd { exit_code: Some(code) }, out);
+        journal = d.journal_path().map(std::path::Path::to_path_buf);
+    });
     drop(raw);
+    crate::trace::session_ended(journal.as_deref(), &own_id, &telemetry);
     Ok(code)
 }
 
@@ -425,8 +436,10 @@ fn open_journal(
             cwd: std::env::current_dir().map(|d| d.display().to_string()).unwrap_or_default(),
             version: env!("CARGO_PKG_VERSION").to_string(),
             parent: std::env::var("UNIXAGENT_SESSION").ok(),
-            trace_id: Some(trace.trace_id.clone()),
-            trace_parent: trace.parent.clone(),
+            trace_id: Some(trace.trace_id.to_string()),
+            trace_parent: trace.parent_span.map(|s| s.to_string()),
+            parent_command: trace.command.clone(),
+            depth: trace.depth,
         };
         let parent = meta.parent.clone();
         let dir = ua_store::session::SessionDir::create(&data, meta)?;

@@ -18,6 +18,10 @@ pub(in crate::session) struct TurnOptions {
     pub terminal_lines: usize,
     /// Prices by model, so each turn's cost goes into the journal.
     pub pricing: std::collections::BTreeMap<String, crate::config::Price>,
+    /// `[telemetry]`: when a typed command carries its trace context.
+    pub telemetry: crate::trace::export::TelemetryConfig,
+    /// The shell commands are typed into (how an assignment is spelled).
+    pub shell: std::path::PathBuf,
 }
 
 /// What the shell's side knows when an instruction arrives.
