@@ -85,13 +85,7 @@ struct JsonSession {
 
 impl JsonSession {
     fn start(home: &Home, server: &FakeProvider, extra: &[&str]) -> Self {
-        Self::start_at(home, &server.base_url(), extra)
-    }
-
-    /// With the model at `url`.
-    fn start_at(home: &Home, url: &str, extra: &[&str]) -> Self {
-        let mut c = ua(home, home.path(), &home.model, &[&["--shell", "/bin/bash", "--json"], extra].concat());
-        c.env("ANTHROPIC_BASE_URL", url);
+        let mut c = ua(home, home.path(), server, &[&["--shell", "/bin/bash", "--json"], extra].concat());
         c.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null());
         let mut child = c.spawn().expect("unixagent starts");
         let out = child.stdout.take().expect("stdout");
@@ -210,12 +204,7 @@ fn a_json_parent_sees_the_task_events_of_the_child_that_works_its_board() {
     let home = Home::new();
     quiet_judge(&home);
     let server = child_scenario();
-    // The parent's shell runs in the sandbox (no terminal watches it): the
-    // child reaches the model through the sandbox's proxy, by a name the
-    // policy allows.
-    home.write(".config/unixagent/policy.toml", "[approval.network]\nallow_hosts = [\"localhost\"]\n");
-    let url = server.base_url().replace("127.0.0.1", "localhost");
-    let mut s = JsonSession::start_at(&home, &url, &[]);
+    let mut s = JsonSession::start(&home, &server, &[]);
     let start = s.until("session event", |v| v["type"] == "session");
     s.send(serde_json::json!({ "type": "instruction", "text": "build a board and have a child take a task" }));
     // The child is asked about (spawn_agent) and approved over NDJSON.
