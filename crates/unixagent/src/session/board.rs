@@ -113,12 +113,12 @@ impl TaskBoard {
         let mut lines: Vec<String> = render::footer(&snap).into_iter().collect();
         self.footer_drawn = lines.first().cloned();
         for t in snap.tasks.iter().filter(|t| matches!(t.state, State::Doing | State::Blocked)) {
-            let mut line = format!("  task {} [{}] {}", t.id, t.state, t.title);
+            let mut line = format!("  task {} [{}] {}", t.id, t.state, render::printable(&t.title));
             if snap.gone.contains(&t.id) {
                 line.push_str(&format!(" (assignee gone: `unixagent board claim {}` takes it over)", t.id));
             }
             if let Some(r) = t.blocked_by.as_deref().filter(|_| t.state == State::Blocked) {
-                line.push_str(&format!(" — {r}"));
+                line.push_str(&format!(" — {}", render::printable(r)));
             }
             lines.push(line);
         }
