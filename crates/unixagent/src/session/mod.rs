@@ -34,6 +34,8 @@ use crate::agent::backend;
 use crate::agent::turn::Limits;
 use crate::{shell, terminal};
 
+mod above_prompt;
+mod board;
 mod driver;
 mod event_loop;
 mod executor;
@@ -189,7 +191,21 @@ async fn run_async(opts: Options, batch: Option<BatchOptions>) -> anyhow::Result
     if let Some(j) = &journal {
         env.push((OsString::from("UNIXAGENT_JOURNAL"), j.path().as_os_str().to_owned()));
     }
-    crate::board::attach(session_dir.as_ref(), &mut env);
+    // Watched from before the shell starts, so no change is missed.
+    let mut board = crate::board::attach(session_dir.as_ref(), &mut env).and_then(|b| {
+        board::TaskBoard::start(b, resumed.is_some())
+            .map_err(|e| eprintln!("unixagent: the task board is not watched this time: {e}"))
+            .ok()
+    });
+    let board_lines = match (&resumed, board.as_mut()) {
+        (Some(_), Some(b)) => b.resume_lines(),
+        _ => Vec::new(),
+    };
+    if batch.as_ref().is_none_or(|b| b.plain.is_some()) {
+        for line in &board_lines {
+            eprintln!("{}", dim(&format!("unixagent: {line}"), colour));
+        }
+    }
     if !opts.agent.policy_layers.is_empty()
         && let Ok(joined) = std::env::join_paths(&opts.agent.policy_layers)
     {
@@ -297,7 +313,7 @@ async fn run_async(opts: Options, batch: Option<BatchOptions>) -> anyhow::Result
         exec.set_batch();
         driver.set_can_ask(b.can_ask());
     }
-    let mut s = event_loop::Session::new((proxy, exec, driver), front, batch, opts.oneshot);
+    let mut s = event_loop::Session::new((proxy, exec, driver), front, batch, (opts.oneshot, board));
     let cwd = std::env::current_dir().map(|d| d.display().to_string()).unwrap_or_default();
     // Journaled (and so in the index) before anyone is told the id: a
     // program that reads it and looks the session up finds it running.
@@ -326,6 +342,9 @@ async fn run_async(opts: Options, batch: Option<BatchOptions>) -> anyhow::Result
         let used = opts.resume.as_ref().map(|r| r.used).unwrap_or_default();
         // A terminal was told of the resume as the session started.
         s.drive(|d, out| d.continue_from(r, (&opts.shell, &cwd), used, quiet, out));
+        if quiet {
+            s.drive(|_, out| board_lines.into_iter().for_each(|line| out.notice(line)));
+        }
     }
     let code = s.run(&master, keys, &mut signals).await;
     let mut journal = None;
