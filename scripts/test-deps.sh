@@ -4,11 +4,16 @@
 # full-screen and REPL tests; curl, a real client of the sandbox's proxy;
 # the prompt frameworks and tools of the dotfile tests (liquidprompt,
 # powerline, bash-completion, zsh plugins and themes, direnv, zoxide, fzf,
-# starship, pyenv, and fish 4 beside Debian 12's fish 3); and for the remote tests
+# starship, pyenv, and fish 4 beside Debian 12's fish 3); the OpenTelemetry
+# protocol's definitions for the trace export tests; and for the remote tests
 # an OpenSSH server and client on loopback with scp, rsync and git over them
 # and libnss_wrapper (the test accounts live in a passwd file of the test's
-# own). Debian and Ubuntu only; elsewhere it names what is missing. Quiet,
-# and it only installs what is missing.
+# own). For the release artefacts (make dist, deb, check-dist): musl's C
+# compiler for the static build, file(1), man-db, and busybox-static, the
+# one shell in the bare chroot the static binary is run in (the musl
+# target itself is added by scripts/dist.sh, cargo-deb by scripts/deb.sh).
+# Debian and Ubuntu only; elsewhere it names what is missing. Quiet, and it
+# only installs what is missing.
 set -euo pipefail
 
 need=()
@@ -40,6 +45,12 @@ python3 -m pip --version >/dev/null 2>&1 || need+=(python3-pip)
 [ -r /usr/share/zsh-autosuggestions/zsh-autosuggestions.zsh ] || need+=(zsh-autosuggestions)
 [ -r /usr/share/zsh-syntax-highlighting/zsh-syntax-highlighting.zsh ] || need+=(zsh-syntax-highlighting)
 [ -r /usr/share/powerlevel9k/powerlevel9k.zsh-theme ] || need+=(zsh-theme-powerlevel9k)
+# The release artefacts.
+have make || need+=(make)
+have file || need+=(file)
+have man || need+=(man-db)
+have x86_64-linux-musl-gcc || need+=(musl-tools)
+dpkg -s busybox-static >/dev/null 2>&1 || need+=(busybox-static)
 
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo"
@@ -174,6 +185,27 @@ if [ ! -r "$FZF_EXAMPLES/key-bindings.bash" ]; then
     rm -rf "$tmp"
 fi
 
+# The OpenTelemetry protocol's own definitions, to hold `traces export` to
+# them: the opentelemetry-proto package parses OTLP/JSON into its protobuf
+# messages strictly. Pure-Python wheels (the same on every machine),
+# pinned and checked, in a directory of their own that the tests put on
+# PYTHONPATH (nothing goes into the system's Python).
+OTLP_PYTHON=/usr/local/lib/unixagent-test/python
+otlp_ok() { PYTHONPATH="$OTLP_PYTHON" python3 -c 'import opentelemetry.proto.collector.trace.v1.trace_service_pb2' 2>/dev/null; }
+if ! otlp_ok; then
+    echo "installing opentelemetry-proto for the OTLP export tests into $OTLP_PYTHON" >&2
+    req=$(mktemp)
+    cat > "$req" <<'REQ'
+opentelemetry-proto==1.45.2 --hash=sha256:03a7ca1b43f89fd5b965d5975902bb2515c0c86e2428b456836e9a6149c6235a
+protobuf==7.36.2 --hash=sha256:bdb3a345d48db958e6ce1f18e508beb0cc981d64f24088427549c866cd039f1e
+REQ
+    $sudo python3 -m pip install -q --disable-pip-version-check --no-deps --require-hashes \
+        --only-binary=:all: --implementation py --platform any \
+        --python-version "$(python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])')" \
+        --target "$OTLP_PYTHON" -r "$req" >/dev/null
+    rm -f "$req"
+fi
+
 # Every test runs: say what is still missing rather than let it fail later.
 missing=()
 have starship || missing+=(starship)
@@ -181,6 +213,7 @@ fish4_ok || missing+=(fish4)
 have pyenv || missing+=(pyenv)
 acp_python_ok || missing+=("the ACP Python SDK")
 [ -r "$FZF_EXAMPLES/key-bindings.bash" ] || missing+=("fzf's key bindings")
+otlp_ok || missing+=(opentelemetry-proto)
 if [ ${#missing[@]} -gt 0 ]; then
     echo "could not install: ${missing[*]} (starship needs x86_64; fish4 and pyenv need Debian's archive, fish4 on amd64): the tests that use them will fail" >&2
     exit 1

@@ -30,22 +30,66 @@ fn help_lists_every_option_and_version_prints() {
         assert!(help.contains(opt), "{opt} missing from help:\n{help}");
     }
     let out = ua(&home).arg("--version").output().unwrap();
-    assert_eq!(String::from_utf8_lossy(&out.stdout), format!("unixagent {}\n", env!("CARGO_PKG_VERSION")));
+    let version = String::from_utf8_lossy(&out.stdout);
+    assert!(version.starts_with(&format!("unixagent {}", env!("CARGO_PKG_VERSION"))), "{version}");
 }
 
 #[test]
-fn options_not_built_yet_are_refused_with_the_reason() {
+fn trace_prints_the_sessions_trace_id_when_it_starts() {
     let home = Home::new();
+    let out = ua(&home)
+        .args(["--trace", "--shell", "/bin/bash", "-c", "# hello"])
+        .env("XDG_DATA_HOME", home.path().join(".local/share"))
+        .env("ANTHROPIC_BASE_URL", home.model.base_url())
+        .env("ANTHROPIC_API_KEY", "test-key")
+        .env("OPENAI_API_KEY", "")
+        .env_remove("TRACEPARENT")
+        .env_remove("UA_TRACE_ID")
+        .env_remove("UNIXAGENT_SESSION")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let err = String::from_utf8_lossy(&out.stderr);
+    let line = err.lines().find(|l| l.starts_with("unixagent: trace ")).unwrap_or_else(|| panic!("{err}"));
+    let id = line.trim_start_matches("unixagent: trace ");
+    assert!(id.len() == 32 && id.bytes().all(|b| b.is_ascii_hexdigit()), "{line}");
+    // It is the trace the session recorded.
+    let sessions = home.path().join(".local/share/unixagent/sessions");
+    let meta: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(only_session(&sessions).join("meta.json")).unwrap()).unwrap();
+    assert_eq!(meta["trace_id"], id);
+    // A continued trace keeps its id.
+    let out = ua(&home)
+        .args(["--trace", "--shell", "/bin/bash", "-c", "# again"])
+        .env("ANTHROPIC_BASE_URL", home.model.base_url())
+        .env("ANTHROPIC_API_KEY", "test-key")
+        .env("TRACEPARENT", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
+        .env_remove("UNIXAGENT_SESSION")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unixagent: trace 4bf92f3577b34da6a3ce929d0e0e4736\n"));
+    // A plain `-c` runs the shell, not a session: there is no trace to print.
     let out = ua(&home).args(["--trace", "--shell", "/bin/sh", "-c", "echo ran"]).output().unwrap();
-    assert_eq!(
-        String::from_utf8_lossy(&out.stderr),
-        "unixagent: --trace comes with child agents, which are not built yet; run without it.\n"
-    );
-    assert_eq!(String::from_utf8_lossy(&out.stdout), "");
-    assert_eq!(out.status.code(), Some(2));
-    // Without it, nothing is said and `-c` is the shell's.
-    let out = ua(&home).args(["--shell", "/bin/sh", "-c", "echo ran"]).output().unwrap();
     assert_eq!((out.stdout.as_slice(), out.stderr.as_slice()), (&b"ran\n"[..], &b""[..]));
+}
+
+#[test]
+fn policy_explain_decides_at_the_depth_of_the_session_it_runs_in() {
+    let home = Home::new();
+    let explain = |depth: &str| {
+        let mut c = ua(&home);
+        c.args(["policy", "explain", "--json", "unixagent -c '# look around'"]).current_dir(home.path());
+        c.env("UA_TRACE_DEPTH", depth);
+        let out = c.output().unwrap();
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+    };
+    // Four deep, the built-in policy forbids starting another agent.
+    let deep = explain("4");
+    assert_eq!(deep["outcome"], "deny", "{deep}");
+    assert!(deep.to_string().contains("builtin.spawn-depth"), "{deep}");
+    assert_ne!(explain("0")["outcome"], "deny");
 }
 
 #[test]
@@ -142,4 +186,31 @@ fn settings_that_would_be_ignored_are_named_with_their_line() {
     let said = String::from_utf8_lossy(&out.stdout);
     let policy = home.path().join(".config/unixagent/policy.toml");
     assert!(said.contains(&format!("{}, line 4: [approval.audio] has no effect", policy.display())), "{said}");
+}
+
+/// `unixagent policy explain … | head -1` and the like: the reader goes
+/// before unixagent has written everything. A printing subcommand then ends
+/// as `cat` would (SIGPIPE), never with a panic and its backtrace.
+#[test]
+fn printing_subcommands_end_quietly_when_their_reader_is_gone() {
+    use std::os::unix::process::ExitStatusExt;
+    let home = Home::new();
+    for args in [
+        &["policy", "explain", "--json", "ls -la"][..],
+        &["completions", "bash"],
+        &["sessions", "list", "--json"],
+        &["board", "--json"],
+    ] {
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let out = ua(&home).args(args).stdout(writer).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+        // 101 is what a panic exits with.
+        assert_ne!(out.status.code(), Some(101), "{args:?}: {stderr}");
+        if matches!(args[0], "policy" | "completions") {
+            // These always print: the closed pipe ends them.
+            assert_eq!(out.status.signal(), Some(libc::SIGPIPE), "{args:?}: {:?} {stderr}", out.status);
+        }
+    }
 }

@@ -243,7 +243,7 @@ const SHOW_TRACE: &str = r#"
 repeat = true
 
 [[turn]]
-tool_calls = [{ name = "shell", input = { command = "echo trace=$UA_TRACE_ID parent=$UA_TRACE_PARENT" } }]
+tool_calls = [{ name = "shell", input = { command = "echo trace=$UA_TRACE_ID parent=$TRACEPARENT" } }]
 
 [[turn]]
 text = "traced"
@@ -277,26 +277,27 @@ fn the_far_end_joins_the_trace_the_client_sends() {
     let server = model(SHOW_TRACE);
     remote_setup(&s, UA, &server, "");
     const TRACE: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
+    const TRACEPARENT: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
 
     // SendEnv on the client, AcceptEnv on the server (see README).
-    let (out, err, code) = output(
-        ssh(&s, UA)
-            .args(["-o", "SendEnv=UA_TRACE_ID UA_TRACE_PARENT", "# show the trace"])
-            .env("UA_TRACE_ID", TRACE)
-            .env("UA_TRACE_PARENT", "local-session-1"),
-    );
+    let (out, err, code) =
+        output(ssh(&s, UA).args(["-o", "SendEnv=TRACEPARENT", "# show the trace"]).env("TRACEPARENT", TRACEPARENT));
     assert_eq!(code, Some(0), "{out}{err}");
     let (trace, parent) = trace_line(&out);
     assert_eq!(trace, TRACE);
-    assert!(!parent.is_empty() && parent != "local-session-1", "the far session is the parent of its commands: {out}");
+    // The far shell carries the trace on (a command that starts another
+    // unixagent there would carry a span of its own).
+    assert_eq!(parent, TRACEPARENT, "{out}");
     let metas = metas(&s.home(UA));
-    let meta = metas.iter().find(|m| m["id"] == parent.as_str()).unwrap_or_else(|| panic!("{metas:?}"));
-    assert_eq!(meta["trace_id"], TRACE);
-    assert_eq!(meta["trace_parent"], "local-session-1");
+    let meta = metas.iter().find(|m| m["trace_id"] == TRACE).unwrap_or_else(|| panic!("{metas:?}"));
+    assert_eq!(meta["trace_parent"], "00f067aa0ba902b7", "its work hangs from the client's span");
 
-    // Without a server change: the variables in the command itself.
-    let cmd = format!("UA_TRACE_ID=feedc0de UA_TRACE_PARENT=p-2 {} -c '# show the trace'", s.unixagent().display());
+    // Without a server change: the variable in the command itself.
+    let cmd = format!(
+        "TRACEPARENT=00-feedc0defeedc0defeedc0defeedc0de-00f067aa0ba902b7-01 {} -c '# show the trace'",
+        s.unixagent().display()
+    );
     let (out, err, code) = output(ssh(&s, UA).arg(cmd));
     assert_eq!(code, Some(0), "{out}{err}");
-    assert_eq!(trace_line(&out).0, "feedc0de");
+    assert_eq!(trace_line(&out).0, "feedc0defeedc0defeedc0defeedc0de");
 }

@@ -90,7 +90,7 @@ impl Sshd {
         let config = format!(
             "Port {port}\nListenAddress 127.0.0.1\nHostKey {hk}\nAuthorizedKeysFile {ak}\nPidFile none\n\
              StrictModes no\nUsePAM no\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n\
-             PubkeyAuthentication yes\nSubsystem sftp {SFTP_SERVER}\nAcceptEnv UA_TRACE_ID UA_TRACE_PARENT\n\
+             PubkeyAuthentication yes\nSubsystem sftp {SFTP_SERVER}\nAcceptEnv TRACEPARENT UA_TRACE_ID UA_SPAN_ID\n\
              SetEnv {preload}\nLogLevel INFO\n",
             hk = d.join("host_key").display(),
             ak = d.join("authorized_keys").display(),

@@ -116,12 +116,36 @@ fn user_namespaces_work() -> bool {
     }
 }
 
+/// Set by the launcher in the sandboxed program's environment.
+pub const ENCLOSED_ENV: &str = "UNIXAGENT_SANDBOXED";
+
+/// Whether this process runs inside unixagent's sandbox already (a child
+/// agent started in a sandboxed shell). The launcher's variable is only
+/// believed when the kernel backs it: `NoNewPrivs` set and a seccomp
+/// filter in force, which nothing outside a sandbox of this kind sets.
+pub fn enclosed() -> bool {
+    if std::env::var_os(ENCLOSED_ENV).is_none() {
+        return false;
+    }
+    let Ok(status) = std::fs::read_to_string("/proc/self/status") else { return false };
+    let field = |name: &str| status.lines().find_map(|l| l.strip_prefix(name)).map(str::trim);
+    field("NoNewPrivs:") == Some("1") && field("Seccomp:") == Some("2")
+}
+
 /// What the launcher is asked to enforce.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Spec {
     pub rules: Rules,
     /// How the sandbox reaches the proxy; `None`: no network at all.
     pub proxy: Option<ProxyPlan>,
+    /// The launcher runs inside an enclosing sandbox of unixagent's (see
+    /// [`enclosed`]): its namespaces, carve-outs and proxy hold already,
+    /// and Landlock forbids a sandboxed process to mount, so only the
+    /// narrowing layers are added: a Landlock ruleset (which the kernel
+    /// stacks on the enclosing one: only what both allow is allowed) and
+    /// seccomp.
+    #[serde(default)]
+    pub nested: bool,
 }
 
 /// Where unixagent's proxy waits.
@@ -186,7 +210,7 @@ pub fn connect_handoff(plan: &ProxyPlan) -> Result<std::os::unix::net::UnixStrea
 pub fn apply(spec: &Spec, handoff: Option<std::os::unix::net::UnixStream>) -> Result<Enforced, SandboxError> {
     let mut report = Enforced::default();
     let abi = landlock_abi();
-    let namespaces = enter_namespaces().is_ok();
+    let namespaces = !spec.nested && enter_namespaces().is_ok();
     let mut plan = normalise(&spec.rules, &Host);
     if namespaces && mounts::make_hook_dirs(&plan.rules) {
         plan = normalise(&spec.rules, &Host);
@@ -201,7 +225,7 @@ pub fn apply(spec: &Spec, handoff: Option<std::os::unix::net::UnixStream>) -> Re
             h.source
         )));
     }
-    let mut missing = shortfalls(abi, namespaces, rules);
+    let mut missing = if spec.nested { nested_shortfalls(abi) } else { shortfalls(abi, namespaces, rules) };
     // The task board is opened before anything hides the directory it is
     // in, so that it can be mounted back at its own path; and after the
     // mount namespace is entered, since a bind's source must be a mount of
@@ -215,7 +239,9 @@ pub fn apply(spec: &Spec, handoff: Option<std::os::unix::net::UnixStream>) -> Re
     }
     // The network.
     let mut connect_port = None;
-    if namespaces {
+    if spec.nested {
+        report.network = "the enclosing sandbox's network namespace and proxy".into();
+    } else if namespaces {
         loopback_up()?;
         if let Some(stream) = handoff.filter(|_| spec.proxy.is_some()) {
             let port = hand_over_listener(&stream)?;
@@ -240,9 +266,18 @@ pub fn apply(spec: &Spec, handoff: Option<std::os::unix::net::UnixStream>) -> Re
         return Err(SandboxError::Unsupported(missing.join("; ")));
     }
     report.gaps = missing;
-    landlock(&plan, abi, !namespaces, connect_port, board.as_ref().map(|b| b.path.as_path()), &mut report)?;
+    landlock(
+        &plan,
+        abi,
+        !namespaces && !spec.nested,
+        connect_port,
+        board.as_ref().map(|b| b.path.as_path()),
+        &mut report,
+    )?;
     seccomp()?;
     drop_root_capabilities()?;
+    // SAFETY: the launcher is single-threaded.
+    unsafe { std::env::set_var(ENCLOSED_ENV, "1") };
     if let Some(port) = report.proxy_port {
         let url = crate::proxy::url(port);
         for var in crate::proxy::PROXY_VARS {
@@ -255,6 +290,16 @@ pub fn apply(spec: &Spec, handoff: Option<std::os::unix::net::UnixStream>) -> Re
         }
     }
     Ok(report)
+}
+
+/// What a nested sandbox cannot enforce: it needs Landlock only, the rest
+/// is the enclosing sandbox's.
+pub fn nested_shortfalls(landlock_abi: i32) -> Vec<String> {
+    if landlock_abi < 1 {
+        vec!["Landlock is not available in this kernel, so nothing confines the filesystem".to_string()]
+    } else {
+        Vec::new()
+    }
 }
 
 /// What normalised `rules` need and a kernel with this Landlock ABI, with
@@ -322,15 +367,15 @@ fn loopback_up() -> Result<(), SandboxError> {
     for (i, b) in b"lo".iter().enumerate() {
         req.ifr_name[i] = *b as libc::c_char;
     }
+    // nix's wrappers, because the request's C type differs between glibc
+    // (unsigned long) and musl (int).
+    nix::ioctl_read_bad!(get_flags, libc::SIOCGIFFLAGS, libc::ifreq);
+    nix::ioctl_write_ptr_bad!(set_flags, libc::SIOCSIFFLAGS, libc::ifreq);
     // SAFETY: SIOCGIFFLAGS and SIOCSIFFLAGS read and write the ifreq we own.
     unsafe {
-        if libc::ioctl(fd.as_raw_fd(), libc::SIOCGIFFLAGS, &mut req) != 0 {
-            return Err(err(std::io::Error::last_os_error()));
-        }
+        get_flags(fd.as_raw_fd(), &mut req).map_err(|e| err(e.into()))?;
         req.ifr_ifru.ifru_flags |= libc::IFF_UP as libc::c_short;
-        if libc::ioctl(fd.as_raw_fd(), libc::SIOCSIFFLAGS, &req) != 0 {
-            return Err(err(std::io::Error::last_os_error()));
-        }
+        set_flags(fd.as_raw_fd(), &req).map_err(|e| err(e.into()))?;
     }
     Ok(())
 }
@@ -554,6 +599,15 @@ fn drop_root_capabilities() -> Result<(), SandboxError> {
         return Ok(());
     }
     for cap in 0..=63 {
+        // Gone already (an enclosing sandbox emptied the set, and dropping
+        // needs a capability this process no longer has); past the last
+        // capability the kernel knows, reading fails.
+        // SAFETY: PR_CAPBSET_READ takes a capability number and reads.
+        match unsafe { libc::prctl(libc::PR_CAPBSET_READ, cap, 0, 0, 0) } {
+            0 => continue,
+            r if r < 0 => break,
+            _ => {}
+        }
         // SAFETY: PR_CAPBSET_DROP takes a capability number; unknown ones
         // fail with EINVAL, which ends the list.
         if unsafe { libc::prctl(libc::PR_CAPBSET_DROP, cap, 0, 0, 0) } != 0 {

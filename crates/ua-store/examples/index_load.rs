@@ -132,6 +132,8 @@ fn session_dir(tmp: &Path, n: u64) -> Result<SessionDir, Box<dyn Error>> {
         parent: None,
         trace_id: None,
         trace_parent: None,
+        parent_command: None,
+        depth: 0,
     };
     Ok(SessionDir::create(tmp, meta)?)
 }

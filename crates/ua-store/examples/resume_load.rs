@@ -37,6 +37,8 @@ fn main() {
         parent: None,
         trace_id: None,
         trace_parent: None,
+        parent_command: None,
+        depth: 0,
     };
     let dir = SessionDir::create(&root, meta).unwrap();
     let started = Instant::now();

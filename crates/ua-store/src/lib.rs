@@ -50,6 +50,8 @@
 //!     parent: None,
 //!     trace_id: None,
 //!     trace_parent: None,
+//!     parent_command: None,
+//!     depth: 0,
 //! };
 //! let session = SessionDir::create(&tmp, meta)?;
 //! let mut journal = Journal::open(session.journal_path(), SyncPolicy::default())?;

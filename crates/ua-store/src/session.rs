@@ -45,16 +45,31 @@ pub struct SessionMeta {
     pub shell: String,
     pub cwd: String,
     pub version: String,
-    /// The parent session, for agents started by another agent.
+    /// The parent session, for agents started from inside another
+    /// session (`UNIXAGENT_SESSION`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parent: Option<String>,
-    /// The trace this session belongs to (`UA_TRACE_ID`).
+    /// The trace this session belongs to (`TRACEPARENT` or `UA_TRACE_ID`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace_id: Option<String>,
-    /// The session that started this one as its trace says
-    /// (`UA_TRACE_PARENT`), possibly on another machine.
+    /// The span this session's work hangs from: the `execute_tool` span of
+    /// the parent's command, or a traced caller's span (`TRACEPARENT`),
+    /// possibly on another machine. (Before child agents this held the
+    /// parent's session id, which `parent` now has.)
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace_parent: Option<String>,
+    /// The parent's command that started this session: its tool call id
+    /// (`UNIXAGENT_COMMAND`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent_command: Option<String>,
+    /// How deep this session is: 0 for a first session, one more for each
+    /// agent above it.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub depth: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// A session directory on disk.

@@ -234,15 +234,21 @@ pub struct ScriptDir {
 impl ScriptDir {
     fn create() -> Result<Self, TermError> {
         use std::os::unix::fs::PermissionsExt;
-        let base = std::env::var_os("XDG_RUNTIME_DIR")
-            .map(PathBuf::from)
-            .filter(|p| p.is_dir())
-            .unwrap_or_else(std::env::temp_dir);
-        let dir = tempfile::Builder::new()
-            .prefix("unixagent-")
-            .permissions(std::fs::Permissions::from_mode(0o700))
-            .tempdir_in(&base)
-            .map_err(|e| TermError::io(format!("creating a private directory in {}", base.display()), e))?;
+        let make = |base: &Path| {
+            tempfile::Builder::new()
+                .prefix("unixagent-")
+                .permissions(std::fs::Permissions::from_mode(0o700))
+                .tempdir_in(base)
+        };
+        // Inside unixagent's sandbox (a child agent's) the runtime
+        // directory is not writable; the temporary directory is.
+        let runtime = std::env::var_os("XDG_RUNTIME_DIR").map(PathBuf::from).filter(|p| p.is_dir());
+        let base = std::env::temp_dir();
+        let dir = match runtime.as_deref().map(make) {
+            Some(Ok(dir)) => dir,
+            _ => make(&base)
+                .map_err(|e| TermError::io(format!("creating a private directory in {}", base.display()), e))?,
+        };
         Ok(Self { dir, gone: Arc::new(AtomicBool::new(false)) })
     }
 

@@ -32,6 +32,7 @@
 //! ```
 
 pub mod column;
+pub mod command_env;
 pub mod editor;
 pub mod heuristic;
 pub mod integration;

@@ -452,6 +452,8 @@ impl<'a> Writer<'a> {
             parent: None,
             trace_id: None,
             trace_parent: None,
+            parent_command: None,
+            depth: 0,
         };
         std::fs::write(dir.join(META_FILE), serde_json::to_vec_pretty(&meta)?)?;
         let journal = Journal::open(dir.join(JOURNAL_FILE), SyncPolicy::Never)?;

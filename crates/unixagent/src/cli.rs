@@ -3,7 +3,8 @@
 use std::ffi::OsString;
 use std::path::PathBuf;
 
-use clap::{Parser, Subcommand};
+use clap::{Parser, Subcommand, ValueEnum, ValueHint};
+use clap_complete::engine::ArgValueCompleter;
 
 /// An agent that lives in your terminal.
 ///
@@ -11,7 +12,7 @@ use clap::{Parser, Subcommand};
 /// A line typed at the prompt that starts with `#` becomes an instruction
 /// for the agent; everything else goes to the shell as always.
 #[derive(Debug, Parser)]
-#[command(name = "unixagent", version, args_conflicts_with_subcommands = true)]
+#[command(name = "unixagent", version = env!("UA_VERSION"), args_conflicts_with_subcommands = true)]
 pub struct Cli {
     /// Run STRING and exit. A STRING starting with `#` is a one-shot
     /// instruction; anything else runs exactly as `$SHELL -c STRING` would.
@@ -26,12 +27,12 @@ pub struct Cli {
     /// The shell to run (default: shell.command in the config, else $SHELL).
     // Global, so that `unixagent acp --shell …` takes it too (and hands it
     // to every session it starts), as do the four below.
-    #[arg(long, value_name = "PATH", global = true)]
+    #[arg(long, value_name = "PATH", value_hint = ValueHint::ExecutablePath, global = true)]
     pub shell: Option<PathBuf>,
 
     /// Use this config file [env: UNIXAGENT_CONFIG; default:
     /// $XDG_CONFIG_HOME/unixagent/config.toml].
-    #[arg(long, value_name = "PATH", global = true)]
+    #[arg(long, value_name = "PATH", value_hint = ValueHint::FilePath, global = true)]
     pub config: Option<PathBuf>,
 
     /// Batch mode: agent events as NDJSON lines on stdout; instructions,
@@ -50,7 +51,7 @@ pub struct Cli {
     /// Narrow the command policy with this file (.cedar or .toml). It can
     /// only take permissions away; agents started inside this session keep
     /// it (through UNIXAGENT_POLICY_LAYERS).
-    #[arg(long, value_name = "PATH", global = true)]
+    #[arg(long, value_name = "PATH", value_hint = ValueHint::FilePath, global = true)]
     pub policy: Option<PathBuf>,
 
     /// Start the interactive shell itself inside the kernel sandbox (your
@@ -69,7 +70,13 @@ pub struct Cli {
 
     /// Continue the session with this id (a unique prefix is enough);
     /// without an id, list recent sessions to choose from.
-    #[arg(long, value_name = "ID", num_args = 0..=1, default_missing_value = "")]
+    #[arg(
+        long,
+        value_name = "ID",
+        num_args = 0..=1,
+        default_missing_value = "",
+        add = ArgValueCompleter::new(crate::completions::session_ids)
+    )]
     pub resume: Option<String>,
 
     /// Tokens, commands and cost by session and by day, from the session
@@ -81,9 +88,15 @@ pub struct Cli {
     #[arg(long, value_name = "AGE", requires = "usage")]
     pub since: Option<String>,
 
-    /// Print the trace id of this session.
+    /// Print this session's trace id on stderr when it starts (`unixagent:
+    /// trace ID`), for `unixagent traces export --trace ID`.
     #[arg(long)]
     pub trace: bool,
+
+    /// A child agent without a terminal prints everything it does, as a
+    /// one-shot does, instead of only its summary line and its answer.
+    #[arg(short = 'v', long)]
+    pub verbose: bool,
 
     /// Start the shell with its start-up traced (bash and zsh -x, fish's
     /// fish_trace) and say when shell integration starts working: for
@@ -112,6 +125,11 @@ pub enum Sub {
         #[command(subcommand)]
         action: SessionsAction,
     },
+    /// Spans recorded by sessions and their children: `traces export`.
+    Traces {
+        #[command(subcommand)]
+        action: TracesAction,
+    },
     /// The task board: plain files per session that the agent, its child
     /// agents and people share (`board` alone shows it).
     Board {
@@ -137,6 +155,36 @@ pub enum Sub {
         #[arg(last = true, value_name = "COMMAND")]
         command: Vec<OsString>,
     },
+    /// Check this machine for what keeps unixagent from working: the shells
+    /// and their start-up files, the kernel sandbox, the model backends,
+    /// the config, policy and data files, the login shell. Exits 1 when
+    /// something is a problem.
+    Doctor {
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+        /// Do not contact the model backends.
+        #[arg(long)]
+        offline: bool,
+    },
+    /// Print the completion script for SHELL (install it where the shell
+    /// looks, or source it from the shell's start-up file).
+    Completions {
+        /// The shell the script is for.
+        #[arg(value_enum)]
+        shell: CompletionShell,
+    },
+    /// Print the manual page (roff), as installed as unixagent.1.
+    #[command(name = "__man", hide = true)]
+    Man,
+}
+
+/// The shells `unixagent completions` writes scripts for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CompletionShell {
+    Bash,
+    Zsh,
+    Fish,
 }
 
 #[derive(Debug, Subcommand)]
@@ -153,11 +201,13 @@ pub enum SessionsAction {
     /// A session's conversation as a person reads it.
     Show {
         /// The session id, or a unique prefix of it.
+        #[arg(add = ArgValueCompleter::new(crate::completions::session_ids))]
         id: String,
     },
     /// A session's conversation as Markdown or its journal as JSONL.
     Export {
         /// The session id, or a unique prefix of it.
+        #[arg(add = ArgValueCompleter::new(crate::completions::session_ids))]
         id: String,
         #[arg(long, value_parser = ["md", "jsonl"], default_value = "md")]
         format: String,
@@ -169,6 +219,20 @@ pub enum SessionsAction {
     },
     /// Rebuild the session index from the journals.
     Reindex,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TracesAction {
+    /// Spans as OTLP/JSON (`ExportTraceServiceRequest` lines), for an
+    /// OpenTelemetry Collector's file receiver, Jaeger or Tempo.
+    Export {
+        /// Only this trace (the id `--trace` prints).
+        #[arg(long, value_name = "ID")]
+        trace: Option<String>,
+        /// Only spans that ended this recently (`7d`, `12h`, `30m`).
+        #[arg(long, value_name = "AGE")]
+        since: Option<String>,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -232,23 +296,16 @@ pub enum PolicyAction {
         #[arg(long)]
         json: bool,
         /// The command, quoted as one argument.
+        #[arg(value_hint = ValueHint::CommandString)]
         command: String,
     },
     /// Validate the policy files.
     Check,
 }
 
-impl Cli {
-    /// Options that exist on the command line but whose feature has not
-    /// been built yet, so the user hears about it instead of the option
-    /// being silently ignored.
-    pub fn unavailable(&self) -> Vec<&'static str> {
-        let mut v = Vec::new();
-        if self.trace {
-            v.push("--trace");
-        }
-        v
-    }
+/// The command line as clap sees it, for completion and the manual page.
+pub fn command() -> clap::Command {
+    <Cli as clap::CommandFactory>::command()
 }
 
 #[cfg(test)]
@@ -290,6 +347,15 @@ mod tests {
     }
 
     #[test]
+    fn traces_export_and_verbose() {
+        let c = parse(&["unixagent", "traces", "export", "--trace", "abc", "--since", "1h"]);
+        let Some(Sub::Traces { action: TracesAction::Export { trace, since } }) = c.sub else { panic!("{c:?}") };
+        assert_eq!((trace.as_deref(), since.as_deref()), (Some("abc"), Some("1h")));
+        let c = parse(&["unixagent", "-v", "--trace", "-c", "# x"]);
+        assert!(c.verbose && c.trace);
+    }
+
+    #[test]
     fn board_subcommands() {
         let c = parse(&["unixagent", "board", "--json"]);
         assert!(matches!(c.sub, Some(Sub::Board { action: None, json: true, session: None })));
@@ -305,11 +371,5 @@ mod tests {
         ));
         assert!(Cli::try_parse_from(["unixagent", "board", "plan", "x"]).is_err());
         assert!(Cli::try_parse_from(["unixagent", "board", "plan", "--edit", "-"]).is_err());
-    }
-
-    #[test]
-    fn unavailable_options_are_named() {
-        let c = parse(&["unixagent", "--trace", "--model", "m"]);
-        assert_eq!(c.unavailable(), vec!["--trace"]);
     }
 }

@@ -26,6 +26,8 @@ pub struct Config {
     pub batch: BatchConfig,
     /// Prices by model name, for what turns cost (`--usage`).
     pub pricing: std::collections::BTreeMap<String, Price>,
+    /// Spans: where they are written and where they are sent.
+    pub telemetry: crate::trace::export::TelemetryConfig,
 }
 
 /// What a model costs, in US dollars per million tokens. Cache reads and
@@ -118,11 +120,15 @@ pub struct AgentConfig {
     pub output_cap_bytes: usize,
     /// Commands one turn may run.
     pub max_steps: usize,
+    /// How deep child agents may nest (the first session is 0).
+    pub max_depth: u32,
+    /// How many agents under one first session may run at once.
+    pub max_children: u32,
 }
 
 impl Default for AgentConfig {
     fn default() -> Self {
-        Self { command_timeout_secs: 300, output_cap_bytes: 1024 * 1024, max_steps: 50 }
+        Self { command_timeout_secs: 300, output_cap_bytes: 1024 * 1024, max_steps: 50, max_depth: 3, max_children: 8 }
     }
 }
 
@@ -295,6 +301,13 @@ mod tests {
         assert!(c.shell.integration && c.shell.command.is_none() && w.is_empty());
         assert_eq!(c.agent.command_timeout_secs, 300);
         assert_eq!(c.context.terminal_lines, 50);
+        assert_eq!((c.agent.max_depth, c.agent.max_children), (3, 8));
+        assert!(c.telemetry.enabled && c.telemetry.otlp_endpoint.is_none());
+        let (c, w) = p("[agent]\nmax_depth = 1\nmax_children = 2\n[telemetry]\notlp_endpoint = \"http://c:4318\"\ncommand_context = \"all\"\n").unwrap();
+        assert!(w.is_empty(), "{w:?}");
+        assert_eq!((c.agent.max_depth, c.agent.max_children), (1, 2));
+        assert_eq!(c.telemetry.otlp_endpoint.as_deref(), Some("http://c:4318"));
+        assert_eq!(c.telemetry.command_context, crate::trace::export::CommandContext::All);
         let (c, _) = p("[agent]\ncommand_timeout_secs = 2\n[context]\ninclude_env = [\"FOO\"]\n").unwrap();
         assert_eq!(c.agent.command_timeout_secs, 2);
         assert_eq!(c.context.include_env, vec!["FOO"]);

@@ -8,10 +8,14 @@
 mod acp;
 mod agent;
 mod board;
+mod child;
 mod cli;
+mod completions;
 mod config;
+mod doctor;
 mod editor;
 mod keyboard;
+mod man;
 mod pipe;
 mod policy_cmd;
 mod sandbox;
@@ -28,6 +32,12 @@ use std::time::Duration;
 
 use clap::Parser;
 
+/// The static build's allocator: musl's own made loading the policy two
+/// to three times slower than glibc's malloc (see Cargo.toml).
+#[cfg(target_env = "musl")]
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     // The sandbox launcher first, while the process is single-threaded.
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
@@ -35,12 +45,22 @@ fn main() -> ExitCode {
     if args.get(1).is_some_and(|a| a == sandbox::LAUNCHER) {
         return ExitCode::from(u8::try_from(sandbox::launcher(&args[2..])).unwrap_or(1));
     }
+    // A completion script asking for candidates (UNIXAGENT_COMPLETE set):
+    // answered before anything else runs, and the process exits.
+    completions::answer_if_asked();
+    home_from_account();
+    with_room_to_recurse(body)
+}
+
+/// Everything after the launcher and the completion answer.
+fn body() -> ExitCode {
     // Login programs start a login shell with a leading `-` in argv[0].
     let login_by_name = std::env::args_os()
         .next()
         .and_then(|a| std::path::PathBuf::from(a).file_name().map(|n| n.to_string_lossy().starts_with('-')))
         .unwrap_or(false);
     let cli = cli::Cli::parse();
+    end_quietly_when_the_reader_goes(cli.sub.as_ref());
     match run(cli, login_by_name) {
         Ok(code) => ExitCode::from(u8::try_from(code & 0xff).unwrap_or(1)),
         Err(e) => {
@@ -50,13 +70,68 @@ fn main() -> ExitCode {
     }
 }
 
+/// The stack the static build runs on: what glibc's main thread gets.
+#[cfg(target_env = "musl")]
+const STACK: usize = 8 << 20;
+
+/// Runs `f` on a thread with [`STACK`] of stack. musl reports to
+/// `pthread_getattr_np` only the part of the main thread's stack mapped so
+/// far; cedar's evaluator measures the stack it has left before each level
+/// of recursion and took that for exhaustion, so in the static build every
+/// decision failed with "recursion limit reached". The launcher stays on
+/// the main thread: it must be single-threaded to enter namespaces.
+#[cfg(target_env = "musl")]
+fn with_room_to_recurse(f: fn() -> ExitCode) -> ExitCode {
+    match std::thread::Builder::new().name("unixagent".into()).stack_size(STACK).spawn(f).map(|t| t.join()) {
+        Ok(Ok(code)) => code,
+        // The panic hook has printed the message already.
+        Ok(Err(_)) => ExitCode::from(101),
+        Err(e) => {
+            eprintln!("unixagent: could not start its main thread: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// glibc's main thread reports its whole stack: `f` runs right here.
+#[cfg(not(target_env = "musl"))]
+fn with_room_to_recurse(f: fn() -> ExitCode) -> ExitCode {
+    f()
+}
+
+/// The subcommands that only print (`policy explain … | head`, `sessions
+/// list | less` quit early) end as other Unix filters do when their reader
+/// goes: killed by SIGPIPE, rather than panicking at the next write. Not
+/// the session, `sandbox` or `doctor`: they hold sockets and a terminal to
+/// restore, and take a closed pipe as an error to handle.
+fn end_quietly_when_the_reader_goes(sub: Option<&cli::Sub>) {
+    use cli::Sub;
+    if matches!(
+        sub,
+        Some(
+            Sub::Policy { .. }
+                | Sub::Sessions { .. }
+                | Sub::Traces { .. }
+                | Sub::Board { .. }
+                | Sub::Completions { .. }
+                | Sub::Man
+        )
+    ) {
+        // SAFETY: no thread has started yet; this restores the default
+        // disposition Rust's runtime replaced with "ignore".
+        unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
+    }
+}
+
 fn run(cli: cli::Cli, login_by_name: bool) -> anyhow::Result<i32> {
     let login = cli.login || login_by_name;
-    if let Some(opt) = cli.unavailable().first() {
-        // Refused rather than ignored: a script that asks for it must not
-        // run as if it had it.
-        eprintln!("unixagent: {opt} comes with child agents, which are not built yet; run without it.");
-        return Ok(2);
+    match &cli.sub {
+        Some(cli::Sub::Completions { shell }) => return Ok(completions::print(*shell)),
+        Some(cli::Sub::Man) => return Ok(man::print()),
+        Some(cli::Sub::Doctor { json, offline }) => {
+            return Ok(doctor::run(&doctor::Options { config: cli.config.clone(), json: *json, offline: *offline }));
+        }
+        _ => {}
     }
     if let Some(cli::Sub::Policy { action }) = &cli.sub {
         return Ok(match action {
@@ -97,6 +172,12 @@ fn run(cli: cli::Cli, login_by_name: bool) -> anyhow::Result<i32> {
             1
         }));
     }
+    if let Some(cli::Sub::Traces { action: cli::TracesAction::Export { trace, since } }) = &cli.sub {
+        return Ok(trace::export::export(&cfg.telemetry, trace.as_deref(), since.as_deref()).unwrap_or_else(|e| {
+            eprintln!("unixagent: {e}");
+            1
+        }));
+    }
     if let Some(cli::Sub::Sandbox { action, command }) = &cli.sub {
         return Ok(match action {
             Some(cli::SandboxAction::Status { json }) => sandbox::status(&cfg.sandbox, *json),
@@ -128,16 +209,44 @@ fn run(cli: cli::Cli, login_by_name: bool) -> anyhow::Result<i32> {
         judge: cfg.judge.clone(),
         policy_layers: agent::gate::layers(cli.policy.as_deref()).map_err(anyhow::Error::msg)?,
         pricing: cfg.pricing.clone(),
+        telemetry: cfg.telemetry.clone(),
     };
     let stdin_tty = nix::unistd::isatty(std::io::stdin().as_fd()).unwrap_or(false);
-    // Agent work nobody watches always runs in the kernel sandbox; an
-    // interactive shell when asked (the user's own commands run there too).
+    let oneshot = cli.command.as_deref().is_some_and(is_instruction);
+    // Agent work: a one-shot instruction, batch mode, or a pipe (whose `#`
+    // lines start a session). From inside a session it is a child, held to
+    // the depth and fan-out limits before anything starts.
+    let agent_run = oneshot || cli.json || (!stdin_tty && cli.command.is_none());
+    let limits = child::admission::Limits { max_depth: cfg.agent.max_depth, max_children: cfg.agent.max_children };
+    let admitted = match child::admit(agent_run, limits) {
+        Ok(a) => a,
+        Err(refusal) => return Ok(child::refuse(&refusal, cli.json)),
+    };
+    let is_child = agent_run && admitted.lineage.child;
+    // A plain `-c` (and a nested interactive one) runs the shell, not a
+    // session: it has no trace of its own to print.
+    let plain = cli.command.as_deref().is_some_and(|c| !is_instruction(c)) && !cli.json;
+    if cli.trace && !plain {
+        eprintln!("unixagent: trace {}", trace::TraceContext::inherited().trace_id);
+    }
+    // Agent work nobody watches always runs in the kernel sandbox, and so
+    // does every child's shell (a child never holds more than its parent);
+    // an interactive shell when asked (the user's own commands run there too).
     let cwd = std::env::current_dir().unwrap_or_else(|_| std::path::PathBuf::from("/"));
     let unattended = cli.json || !stdin_tty;
-    let sandboxed = unattended || cli.sandbox || cfg.sandbox.interactive;
+    let sandboxed = unattended || is_child || cli.sandbox || cfg.sandbox.interactive;
     // Compiled only when a session starts, so a broken policy never stops
     // a plain `-c` or a piped script without `#` lines.
-    let sandbox = || sandboxed.then(|| sandbox::rules(&cfg.sandbox, &cwd, &agent.policy_layers));
+    // While this session may still start a child, its own model endpoints
+    // are allowed through the sandbox's proxy: that is how a child in the
+    // sandboxed shell reaches its model.
+    let may_delegate = admitted.lineage.depth < cfg.agent.max_depth;
+    let sandbox = || {
+        sandboxed.then(|| {
+            let hosts = if may_delegate { sandbox::model_endpoints(&agent.backend) } else { Vec::new() };
+            sandbox::rules_allowing(&cfg.sandbox, &cwd, &agent.policy_layers, hosts)
+        })
+    };
     // A session over the shell: interactive, one-shot or batch.
     let session_options = |integration: bool, shell_debug: bool, oneshot, batch| session::Options {
         shell: shell.clone(),
@@ -177,7 +286,16 @@ fn run(cli: cli::Cli, login_by_name: bool) -> anyhow::Result<i32> {
     }
     if let Some(string) = &cli.command {
         if is_instruction(string) {
-            return session::run(session(true, cli.shell_debug, Some(instruction_text(string).to_string()), None));
+            let text = instruction_text(string).to_string();
+            // A child nobody watches (no terminal on either side, or in the
+            // background): a batch run that asks nobody, printing its
+            // summary and answer (everything with -v). A question it drew
+            // where nobody looks would hang it.
+            let stdout_tty = nix::unistd::isatty(std::io::stdout().as_fd()).unwrap_or(false);
+            if is_child && (!stdin_tty || !stdout_tty || child::in_background()) {
+                return run_unwatched_child(text, cli.verbose, approval_timeout, &session);
+            }
+            return session::run(session(true, cli.shell_debug, Some(text), None));
         }
         let err = shell::exec_dash_c(&shell, login, string, &cli.shell_args);
         anyhow::bail!("could not run {}: {err}", shell.display());
@@ -229,6 +347,48 @@ fn acp_options(cli: &cli::Cli) -> anyhow::Result<acp::Options> {
         }
     }
     Ok(acp::Options { program, forward })
+}
+
+/// Started with no HOME (`env -i`, an init system, a bare container),
+/// takes it from the account's passwd entry, as login(1) and sshd set it:
+/// the config, the policy and the data directory are all found from it.
+fn home_from_account() {
+    if std::env::var_os("HOME").is_some_and(|h| !h.is_empty()) {
+        return;
+    }
+    if let Ok(Some(user)) = nix::unistd::User::from_uid(nix::unistd::getuid()) {
+        // SAFETY: called from main before any thread is started.
+        unsafe { std::env::set_var("HOME", &user.dir) };
+    }
+}
+
+/// A child's one-shot without anyone watching: its instruction as a batch
+/// run with no input (a question is a denial), its output folded into one
+/// line and its answer (see `child::quiet`), or with `verbose` batch mode's
+/// plain text.
+fn run_unwatched_child(
+    text: String,
+    verbose: bool,
+    approval_timeout: Duration,
+    session: &dyn Fn(bool, bool, Option<String>, Option<session::BatchOptions>) -> session::Options,
+) -> anyhow::Result<i32> {
+    if verbose {
+        let (turns, _) = std::sync::mpsc::channel();
+        let (_, lines) = tokio::sync::mpsc::unbounded_channel();
+        let batch = session::BatchOptions {
+            first: Some(text),
+            input: session::BatchInput::Lines(lines),
+            approval_timeout,
+            plain: Some(turns),
+        };
+        return session::run(session(true, false, None, Some(batch)));
+    }
+    let quiet = child::quiet::Quiet::start(&text)?;
+    let batch =
+        session::BatchOptions { first: Some(text), input: session::BatchInput::None, approval_timeout, plain: None };
+    let code = session::run(session(true, false, None, Some(batch)));
+    quiet.finish();
+    code
 }
 
 fn confirm_mode(configured: Option<&str>) -> agent::ConfirmMode {

@@ -32,7 +32,8 @@ pub fn explain(command: &str, json: bool) -> i32 {
         command: command.to_string(),
         cwd: std::env::current_dir().map(|d| d.display().to_string()).unwrap_or_else(|_| "/".into()),
         session: "explain".into(),
-        depth: 0,
+        // The session this runs in: its depth, as its shell exports it.
+        depth: std::env::var(crate::trace::context::DEPTH_ENV).ok().and_then(|d| d.trim().parse().ok()).unwrap_or(0),
         human_attached: true,
         instruction: None,
     };
@@ -45,9 +46,14 @@ pub fn explain(command: &str, json: bool) -> i32 {
     explain::exit_code(&decision)
 }
 
+/// What `policy check` finds, without printing it.
+pub fn check_report() -> Result<explain::CheckReport, String> {
+    config().and_then(|cfg| explain::check(&cfg).map_err(|e| e.to_string()))
+}
+
 /// Validates the policy files; 0 when they load, 1 with the errors.
 pub fn check() -> i32 {
-    match config().and_then(|cfg| explain::check(&cfg).map_err(|e| e.to_string())) {
+    match check_report() {
         Ok(report) => {
             print!("{}", report.render());
             let layers = crate::agent::gate::layers(None).unwrap_or_default();

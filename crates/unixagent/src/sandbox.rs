@@ -24,9 +24,12 @@ use std::sync::Arc;
 use ua_sandbox::normalise::{Host, normalise};
 use ua_sandbox::rules::{Mode, PathRule, Rules};
 
+mod endpoints;
 mod policy;
 
-pub use policy::rules;
+pub use endpoints::rules as model_endpoints;
+
+pub use policy::{compile, rules, rules_allowing};
 
 /// The hidden subcommand that applies a spec and execs (Linux).
 pub const LAUNCHER: &str = "__sandbox-exec";
@@ -44,13 +47,22 @@ pub const REFUSED: i32 = 125;
 /// started at all.
 #[cfg(target_os = "linux")]
 pub fn check(rules: &Rules) -> Result<(), String> {
-    let support = ua_sandbox::linux::probe();
-    let normalised = normalise(rules, &Host);
-    let missing = ua_sandbox::linux::shortfalls(support.landlock_abi, support.user_namespaces, &normalised.rules);
+    let nested = ua_sandbox::linux::enclosed();
+    let missing = if nested {
+        // A child agent in a sandboxed shell: the enclosing sandbox holds.
+        ua_sandbox::linux::nested_shortfalls(ua_sandbox::linux::landlock_abi())
+    } else {
+        let support = ua_sandbox::linux::probe();
+        let normalised = normalise(rules, &Host);
+        ua_sandbox::linux::shortfalls(support.landlock_abi, support.user_namespaces, &normalised.rules)
+    };
     if !missing.is_empty() && rules.mode == Mode::Enforce {
         return Err(ua_sandbox::linux::SandboxError::Unsupported(missing.join("; ")).to_string());
     }
-    trial(rules)
+    // Nested, no namespace or mount is made: the trial would only repeat
+    // the Landlock and seccomp the launcher applies anyway, and a child's
+    // start would pay for the sandbox twice.
+    if nested { Ok(()) } else { trial(rules) }
 }
 
 /// Sets `rules` up in a launcher that exits instead of running anything;
@@ -59,7 +71,7 @@ pub fn check(rules: &Rules) -> Result<(), String> {
 fn trial(rules: &Rules) -> Result<(), String> {
     let dir = private_dir()?;
     let path = dir.path().join("spec.json");
-    let spec = ua_sandbox::linux::Spec { rules: rules.clone(), proxy: None };
+    let spec = ua_sandbox::linux::Spec { rules: rules.clone(), proxy: None, nested: false };
     let text = serde_json::to_string(&spec).map_err(|e| e.to_string())?;
     std::fs::write(&path, text).map_err(|e| format!("writing {}: {e}", path.display()))?;
     let me = std::env::current_exe().map_err(|e| format!("finding unixagent's own binary: {e}"))?;
@@ -154,7 +166,10 @@ impl Prepared {
         let dir = private_dir()?;
         let mut tasks = Vec::new();
         let mut plan = None;
-        if rules.network() {
+        // Inside a sandbox already, the enclosing one's proxy serves (its
+        // variables are inherited): a proxy here could reach nothing.
+        let nested = ua_sandbox::linux::enclosed();
+        if rules.network() && !nested {
             let allow = Arc::new(ua_sandbox::proxy::Allowlist::new(rules.allow_hosts.clone()));
             let (host_port, host) = host_proxy(&allow, decisions.clone())?;
             let handoff_path = dir.path().join("proxy.sock");
@@ -164,7 +179,7 @@ impl Prepared {
             tasks.push(tokio::spawn(async move { serve_handed_over(handoff, allow, decisions).await }));
             plan = Some(ua_sandbox::linux::ProxyPlan { host_port, handoff: handoff_path });
         }
-        let spec = ua_sandbox::linux::Spec { rules, proxy: plan };
+        let spec = ua_sandbox::linux::Spec { rules, proxy: plan, nested };
         let path = dir.path().join("spec.json");
         let text = serde_json::to_string(&spec).map_err(|e| e.to_string())?;
         std::fs::write(&path, text).map_err(|e| format!("writing {}: {e}", path.display()))?;
@@ -344,19 +359,53 @@ pub fn run(cfg: &crate::config::SandboxConfig, command: &[OsString]) -> i32 {
 }
 
 fn run_sandboxed(cfg: &crate::config::SandboxConfig, program: &Path, args: &[OsString]) -> Result<i32, String> {
+    sandboxed(cfg, program, args, false).map(|(code, _)| code)
+}
+
+/// Runs unixagent's own `--version` under the sandbox agent commands get
+/// in this directory, as `unixagent doctor`'s trial of the rules on this
+/// home: `Ok` with what the launcher said it could not enforce (best
+/// effort), or `Err` with the line it failed with.
+pub fn trial_run(cfg: &crate::config::SandboxConfig) -> Result<Vec<String>, String> {
+    let me = std::env::current_exe().map_err(|e| format!("finding unixagent's own binary: {e}"))?;
+    let (code, stderr) = sandboxed(cfg, &me, &["--version".into()], true)?;
+    let said: Vec<String> = String::from_utf8_lossy(&stderr)
+        .lines()
+        .map(|l| l.trim_start_matches("unixagent: ").to_string())
+        .filter(|l| !l.is_empty())
+        .collect();
+    if code == 0 {
+        return Ok(said);
+    }
+    Err(said.last().cloned().unwrap_or_else(|| format!("a command in the sandbox exited with status {code}")))
+}
+
+/// `program args…` under the sandbox; its exit status and, when `quiet`
+/// (its stdout dropped, its stderr kept), what it wrote to stderr.
+fn sandboxed(
+    cfg: &crate::config::SandboxConfig,
+    program: &Path,
+    args: &[OsString],
+    quiet: bool,
+) -> Result<(i32, Vec<u8>), String> {
+    use std::process::Stdio;
     let cwd = std::env::current_dir().map_err(|e| format!("reading the current directory: {e}"))?;
     let rules = rules(cfg, &cwd, &crate::agent::gate::layers(None)?)?;
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| e.to_string())?;
     rt.block_on(async {
         let prepared = Prepared::new(rules, None)?;
         let (me, argv) = prepared.wrap(program, args)?;
-        let mut child =
-            std::process::Command::new(me).args(argv).spawn().map_err(|e| format!("starting the launcher: {e}"))?;
+        let child = std::process::Command::new(me)
+            .args(argv)
+            .stdout(if quiet { Stdio::null() } else { Stdio::inherit() })
+            .stderr(if quiet { Stdio::piped() } else { Stdio::inherit() })
+            .spawn()
+            .map_err(|e| format!("starting the launcher: {e}"))?;
         // The proxy runs on this thread's runtime while the child runs.
-        let status = tokio::task::spawn_blocking(move || child.wait()).await;
+        let output = tokio::task::spawn_blocking(move || child.wait_with_output()).await;
         drop(prepared);
-        match status {
-            Ok(Ok(s)) => Ok(exit_status(s)),
+        match output {
+            Ok(Ok(o)) => Ok((exit_status(o.status), o.stderr)),
             Ok(Err(e)) => Err(format!("waiting for the command: {e}")),
             Err(e) => Err(format!("waiting for the command: {e}")),
         }

@@ -64,8 +64,11 @@ pub fn raw_off() {
 
 /// The outer terminal's size as (columns, rows), with a sane fallback.
 pub fn size() -> (u16, u16) {
-    match crossterm::terminal::size() {
-        Ok((c, r)) if c > 0 && r > 0 => (c, r),
+    // Only the terminal's own answer: `crossterm::terminal::size` runs
+    // `tput` twice when there is no terminal, which cost every unattended
+    // start (and every child agent) two processes for the same 80×24.
+    match crossterm::terminal::window_size() {
+        Ok(w) if w.columns > 0 && w.rows > 0 => (w.columns, w.rows),
         _ => (80, 24),
     }
 }

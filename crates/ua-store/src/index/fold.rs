@@ -293,6 +293,66 @@ impl Summaries {
     pub fn needs_compaction(&self) -> bool {
         needs_compaction(self.lines, self.sessions.len())
     }
+
+    /// The session at the top of `id`'s chain of parents that the index
+    /// knows (`id` itself for a first session).
+    pub fn root_of<'a>(&'a self, id: &'a str) -> &'a str {
+        let mut cur = id;
+        // A chain longer than the index is a cycle (a corrupt record).
+        for _ in 0..=self.sessions.len() {
+            match self.get(cur).and_then(|s| s.parent.as_deref()).filter(|p| self.get(p).is_some()) {
+                Some(p) => cur = p,
+                None => return cur,
+            }
+        }
+        cur
+    }
+
+    /// Every session below `id` (children, their children, …), each with
+    /// its depth under `id` (1 for a child), in the order a tree is drawn:
+    /// a session, then what it started, oldest first.
+    pub fn descendants(&self, id: &str) -> Vec<(&SessionSummary, u32)> {
+        let mut out = Vec::new();
+        let mut seen = HashSet::from([id.to_string()]);
+        self.walk(id, 1, &mut seen, &mut out);
+        out
+    }
+
+    fn walk<'a>(&'a self, id: &str, depth: u32, seen: &mut HashSet<String>, out: &mut Vec<(&'a SessionSummary, u32)>) {
+        // Newest first in the index; a tree reads oldest first.
+        for child in self.sessions.iter().rev().filter(|s| s.parent.as_deref() == Some(id)) {
+            if seen.insert(child.id.clone()) {
+                out.push((child, depth));
+                self.walk(&child.id, depth + 1, seen, out);
+            }
+        }
+    }
+
+    /// What `id`'s descendants used, added up (each once; `id` itself is
+    /// not in it).
+    pub fn rollup(&self, id: &str) -> Rollup {
+        let mut r = Rollup::default();
+        for (s, _) in self.descendants(id) {
+            r.sessions += 1;
+            r.turns += s.turns;
+            r.usage.add(&s.usage);
+            r.commands += s.commands;
+            r.cost_micros += s.cost_micros;
+            r.priced_turns += s.priced_turns;
+        }
+        r
+    }
+}
+
+/// Usage added up over sessions (a session's descendants).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Rollup {
+    pub sessions: u32,
+    pub turns: u32,
+    pub usage: Usage,
+    pub commands: u64,
+    pub cost_micros: u64,
+    pub priced_turns: u32,
 }
 
 #[cfg(test)]
@@ -356,6 +416,47 @@ mod tests {
         assert_eq!(s.get("b").unwrap().state, SessionState::Ended { exit_code: Some(3) });
         assert_eq!(s.latest_in("/src/a").map(|s| s.id.as_str()), Some("a"));
         assert_eq!(s.latest_in("/nowhere"), None);
+    }
+
+    #[test]
+    fn children_hang_under_their_root_and_their_usage_adds_up_once() {
+        let child = |id: &str, ts: u64, parent: &str| Record::Start {
+            id: id.into(),
+            ts,
+            cwd: "/elsewhere".into(),
+            shell: "/bin/bash".into(),
+            pid: 1,
+            parent: Some(parent.into()),
+            first_instruction: None,
+        };
+        let s = fold(
+            vec![
+                start("root", 1, 1),
+                child("c1", 2, "root"),
+                child("c2", 3, "root"),
+                child("g1", 4, "c1"),
+                start("other", 5, 1),
+                turn("root", 6, 1, None, 100),
+                turn("c1", 7, 1, None, 10),
+                turn("g1", 8, 1, None, 1),
+                turn("g1", 9, 2, None, 1),
+                // A parent the index does not know: a root of its own.
+                child("lost", 10, "gone"),
+            ],
+            |_| false,
+        );
+        let tree: Vec<(&str, u32)> = s.descendants("root").iter().map(|(s, d)| (s.id.as_str(), *d)).collect();
+        assert_eq!(tree, [("c1", 1), ("g1", 2), ("c2", 1)]);
+        assert_eq!(s.root_of("g1"), "root");
+        assert_eq!(s.root_of("lost"), "lost");
+        assert_eq!(s.root_of("other"), "other");
+        let r = s.rollup("root");
+        assert_eq!((r.sessions, r.turns, r.commands, r.usage.input_tokens), (3, 3, 9, 12));
+        assert_eq!(s.rollup("c2"), Rollup::default());
+        // A cycle in corrupt records ends.
+        let looped = fold(vec![child("x", 1, "y"), child("y", 2, "x")], |_| false);
+        assert_eq!(looped.descendants("x").len(), 1);
+        assert!(["x", "y"].contains(&looped.root_of("x")));
     }
 
     #[test]

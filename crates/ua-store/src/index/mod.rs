@@ -129,7 +129,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::time::Duration;
 
-pub use fold::{COMPACT_LINES_PER_SESSION, COMPACT_MIN_LINES, SessionState, SessionSummary, Summaries};
+pub use fold::{COMPACT_LINES_PER_SESSION, COMPACT_MIN_LINES, Rollup, SessionState, SessionSummary, Summaries};
 pub use record::{INSTRUCTION_CHARS, Record, RecordFeed, cap_instruction, records_from_journal};
 pub use usage::{DayUsage, SessionUsage, UsageReport, parse_age};
 

@@ -404,6 +404,8 @@ mod tests {
             parent: None,
             trace_id: None,
             trace_parent: None,
+            parent_command: None,
+            depth: 0,
         };
         let out = records_from_journal(&meta, &[JournalLine { seq: 1, ts: 80, entry: turn_end(1, 3) }]);
         assert!(matches!(&out[0], Record::Start { ts: 77, pid: 5, cwd, .. } if cwd == "/home"), "{out:?}");

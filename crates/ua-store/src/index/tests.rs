@@ -177,6 +177,8 @@ fn session_dir(tmp: &Path, index: &Index, ts: u64, pid: u32, ended: bool) -> Str
         parent: None,
         trace_id: None,
         trace_parent: None,
+        parent_command: None,
+        depth: 0,
     };
     let dir = SessionDir::create(tmp, meta).unwrap();
     let id = dir.id().to_string();
@@ -236,6 +238,8 @@ fn live_session(tmp: &Path, index: &Index, n: u64) {
         parent: parent.clone(),
         trace_id: None,
         trace_parent: None,
+        parent_command: None,
+        depth: 0,
     };
     let dir = SessionDir::create(tmp, meta).unwrap();
     let mut journal = Journal::open(dir.journal_path(), SyncPolicy::Never).unwrap();

@@ -28,6 +28,8 @@ fn meta() -> SessionMeta {
         parent: None,
         trace_id: None,
         trace_parent: None,
+        parent_command: None,
+        depth: 0,
     }
 }
 

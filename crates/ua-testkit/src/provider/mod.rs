@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-pub use scenario::{Scenario, SideAnswer, Turn};
+pub use scenario::{Conversation, Scenario, SideAnswer, Turn};
 use wire::Format;
 
 /// How a recorded request's response ended.
@@ -62,6 +62,8 @@ impl RecordedRequest {
 struct State {
     requests: Vec<RecordedRequest>,
     next_turn: usize,
+    /// Each conversation's next turn, by its index in the scenario.
+    conversation_next: Vec<usize>,
 }
 
 struct Shared {
@@ -185,6 +187,20 @@ impl Drop for FakeProvider {
         if let Some(h) = self.acceptor.take() {
             let _ = h.join();
         }
+    }
+}
+
+/// The text of a request's first user message (Anthropic: the first of
+/// `messages`; OpenAI: the first after the system message), which is the
+/// instruction an agent started with.
+fn first_user_text(body: &Value) -> String {
+    let Some(first) = body["messages"].as_array().and_then(|m| m.iter().find(|m| m["role"] == "user")) else {
+        return String::new();
+    };
+    match &first["content"] {
+        Value::String(s) => s.clone(),
+        Value::Array(blocks) => blocks.iter().filter_map(|b| b["text"].as_str()).collect::<Vec<_>>().join("\n"),
+        _ => String::new(),
     }
 }
 
@@ -320,6 +336,9 @@ fn serve(mut stream: TcpStream, shared: &Shared) -> io::Result<()> {
         return Ok(());
     };
     let format = Format::from_path(&req.path);
+    // Both APIs list their models at `…/models`; clients ask it to see
+    // that the endpoint answers and takes the key (`unixagent doctor`).
+    let listing = req.method == "GET" && req.path.split('?').next().is_some_and(|p| p.ends_with("/models"));
     let model = serde_json::from_slice::<Value>(&req.body)
         .ok()
         .and_then(|v| v.get("model").and_then(Value::as_str).map(str::to_owned))
@@ -337,10 +356,29 @@ fn serve(mut stream: TcpStream, shared: &Shared) -> io::Result<()> {
         let turns = &shared.scenario.turns;
         let body = String::from_utf8_lossy(&st.requests[index].body).into_owned();
         let side = shared.scenario.side.iter().find(|s| body.contains(&s.body_contains));
+        let first = first_user_text(&st.requests[index].json());
+        let conversation = shared.scenario.conversations.iter().position(|c| first.contains(&c.instruction_contains));
         let turn = if format.is_none() {
             None
         } else if let Some(side) = side {
             Some(side.turn.clone())
+        } else if let Some(i) = conversation {
+            let c = &shared.scenario.conversations[i];
+            if st.conversation_next.len() <= i {
+                st.conversation_next.resize(i + 1, 0);
+            }
+            let next = st.conversation_next[i];
+            match c.turns.get(next) {
+                Some(t) => {
+                    st.conversation_next[i] = next + 1;
+                    Some(t.clone())
+                }
+                None if c.repeat && !c.turns.is_empty() => {
+                    st.conversation_next[i] = 1;
+                    c.turns.first().cloned()
+                }
+                None => None,
+            }
         } else if st.next_turn < turns.len() {
             st.next_turn += 1;
             turns.get(st.next_turn - 1).cloned()
@@ -353,7 +391,11 @@ fn serve(mut stream: TcpStream, shared: &Shared) -> io::Result<()> {
         shared.changed.notify_all();
         (index, turn)
     };
-    let result = respond(&mut stream, format, turn, &model, index, shared);
+    let result = if listing {
+        write_plain(&mut stream, 200, &[], r#"{"data":[{"id":"fake-model","type":"model"}],"object":"list"}"#)
+    } else {
+        respond(&mut stream, format, turn, &model, index, shared)
+    };
     shared.finish(index, if result.is_err() { RequestEnd::ClientDisconnected } else { RequestEnd::Completed });
     result
 }

@@ -15,6 +15,20 @@
 //! One turn answers one request, in whichever wire format the request
 //! used (the path tells: `…/messages` is Anthropic, `…/chat/completions`
 //! OpenAI), so one scenario serves both providers.
+//!
+//! Several agents can share one server (a parent and its children): a
+//! `[[conversation]]` plays its own turns, with its own place in them, to
+//! every request whose first user message contains `instruction_contains`
+//! (the instruction that started that agent):
+//!
+//! ```toml
+//! [[conversation]]
+//! instruction_contains = "check the logs"
+//! [[conversation.turn]]
+//! tool_calls = [{ name = "shell", input = { command = "tail app.log" } }]
+//! [[conversation.turn]]
+//! text = "Two timeouts."
+//! ```
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -37,6 +51,21 @@ pub struct Scenario {
     /// client makes on the side, such as a summary).
     #[serde(default)]
     pub side: Vec<SideAnswer>,
+    /// Scripts of their own for the agents whose first instruction
+    /// matches; the first match plays.
+    #[serde(default, rename = "conversation")]
+    pub conversations: Vec<Conversation>,
+}
+
+/// The turns for one agent's requests (see the module docs).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Conversation {
+    pub instruction_contains: String,
+    #[serde(default)]
+    pub repeat: bool,
+    #[serde(default, rename = "turn")]
+    pub turns: Vec<Turn>,
 }
 
 /// An answer for requests that contain `body_contains`.
@@ -260,5 +289,17 @@ mod tests {
         assert!(s.turns[0].whole);
         assert_eq!(s.turns[0].stop_reason(), "max_tokens");
         assert_eq!(s.turns[0].tool_input_text(0), r#"{"command"#);
+
+        let s = Scenario::from_toml(
+            r#"
+            [[conversation]]
+            instruction_contains = "child"
+            [[conversation.turn]]
+            text = "from the child"
+            "#,
+        )
+        .unwrap();
+        assert_eq!(s.conversations[0].instruction_contains, "child");
+        assert_eq!(s.conversations[0].turns[0].text.pieces(), ["from the child"]);
     }
 }

@@ -24,8 +24,28 @@ pub fn rules(cfg: &crate::config::SandboxConfig, cwd: &Path, layers: &[PathBuf])
     compile(cfg, cwd, layers).map(|c| c.rules)
 }
 
+/// [`rules`] with `hosts` allowed too, unless the policies forbid them
+/// (a forbid of `connect` naming one, or of all network, still wins).
+pub fn rules_allowing(
+    cfg: &crate::config::SandboxConfig,
+    cwd: &Path,
+    layers: &[PathBuf],
+    hosts: Vec<HostRule>,
+) -> Result<Rules, String> {
+    compile_with(cfg, cwd, layers, hosts).map(|c| c.rules)
+}
+
 /// [`rules`], with what did not compile.
 pub fn compile(cfg: &crate::config::SandboxConfig, cwd: &Path, layers: &[PathBuf]) -> Result<Compiled, String> {
+    compile_with(cfg, cwd, layers, Vec::new())
+}
+
+fn compile_with(
+    cfg: &crate::config::SandboxConfig,
+    cwd: &Path,
+    layers: &[PathBuf],
+    hosts: Vec<HostRule>,
+) -> Result<Compiled, String> {
     let env = |k: &str| std::env::var(k).ok();
     let mut policy = ua_policy::gate::PolicyConfig::from_env(&env).map_err(|e| e.to_string())?;
     policy.narrowing = layers.to_vec();
@@ -68,6 +88,7 @@ pub fn compile(cfg: &crate::config::SandboxConfig, cwd: &Path, layers: &[PathBuf
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
         Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
     }
+    rules.allow_hosts.extend(hosts);
     let sources = policy.sources().map_err(|e| e.to_string())?;
     let terms = ua_policy::cedar::sandbox::layered(&sources).map_err(|e| e.to_string())?;
     let mut compiled = add_cedar(rules, terms);

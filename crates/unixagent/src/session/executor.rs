@@ -249,10 +249,12 @@ impl Executor {
         Some(p)
     }
 
-    /// Types the running command into the shell.
-    pub(in crate::session) fn type_command(&mut self, port: &mut impl ShellPort) {
-        let Some(r) = &self.running else { return };
-        let command = &r.proposal.command;
+    /// Types the running command into the shell, as `command` spells it
+    /// (the proposal, perhaps carrying its trace context).
+    pub(in crate::session) fn type_command(&mut self, command: &str, port: &mut impl ShellPort) {
+        if self.running.is_none() {
+            return;
+        }
         let mut line = Vec::new();
         if command.contains('\n') {
             // A bracketed paste keeps a multi-line command one command line.
@@ -560,7 +562,7 @@ mod tests {
         x.turn_started();
         x.hold(proposal(command));
         assert_eq!(x.ready(now), Some(proposal(command)));
-        x.type_command(port);
+        x.type_command(command, port);
         x
     }
 
@@ -579,7 +581,7 @@ mod tests {
         assert_eq!(x.ready(now), None);
         assert!(x.turn_prompt(&port).is_none());
         assert!(x.ready(now).is_some());
-        x.type_command(&mut port);
+        x.type_command("printf 'a\nb'", &mut port);
         assert_eq!(port.typed, [(b"\x1b[200~printf 'a\nb'\x1b[201~\r".to_vec(), true)]);
     }
 
@@ -662,7 +664,7 @@ mod tests {
         x.turn_started();
         x.hold(proposal("printf 'a\\nb'"));
         x.ready(Instant::now());
-        x.type_command(&mut port);
+        x.type_command("printf 'a\\nb'", &mut port);
         x.command_started();
         assert_eq!(x.route(b"\x1b[1ma\x1b[0m\r\nb"), Routed::Text("a\n".into()));
         let sp = b"\x1b[1m\x1b[7m%\x1b[27m\x1b[1m\x1b[0m          \r \r";

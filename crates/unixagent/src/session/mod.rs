@@ -34,6 +34,8 @@ use crate::agent::backend;
 use crate::agent::turn::Limits;
 use crate::{shell, terminal};
 
+mod above_prompt;
+mod board;
 mod driver;
 mod event_loop;
 mod executor;
@@ -41,7 +43,7 @@ mod front;
 mod outbox;
 mod proxy;
 mod record;
-mod startup;
+pub(crate) mod startup;
 
 #[derive(Debug)]
 pub struct Options {
@@ -121,6 +123,8 @@ pub struct AgentOptions {
     pub policy_layers: Vec<PathBuf>,
     /// Prices by model, so each turn's cost goes into the journal.
     pub pricing: std::collections::BTreeMap<String, crate::config::Price>,
+    /// `[telemetry]`: where spans go.
+    pub telemetry: crate::trace::export::TelemetryConfig,
 }
 
 /// Runs the interactive session; returns the shell's exit status.
@@ -177,15 +181,31 @@ async fn run_async(opts: Options, batch: Option<BatchOptions>) -> anyhow::Result
         },
     };
     let id = session_dir.as_ref().map_or_else(session_id, |d| d.id().to_string());
+    let own_id = id.clone();
     let mut env = vec![
         (OsString::from(shell::SESSION_ENV), OsString::from(&id)),
         (OsString::from("UNIXAGENT_PID"), OsString::from(std::process::id().to_string())),
     ];
-    env.extend(trace.for_children(&id));
+    let telemetry = opts.agent.telemetry.clone();
+    env.extend(trace.shell_env(telemetry.sink().ok().flatten().map(|s| s.url()).as_deref()));
     if let Some(j) = &journal {
         env.push((OsString::from("UNIXAGENT_JOURNAL"), j.path().as_os_str().to_owned()));
     }
-    crate::board::attach(session_dir.as_ref(), &mut env);
+    // Watched from before the shell starts, so no change is missed.
+    let mut board = crate::board::attach(session_dir.as_ref(), &mut env).and_then(|b| {
+        board::TaskBoard::start(b, resumed.is_some())
+            .map_err(|e| eprintln!("unixagent: the task board is not watched this time: {e}"))
+            .ok()
+    });
+    let board_lines = match (&resumed, board.as_mut()) {
+        (Some(_), Some(b)) => b.resume_lines(),
+        _ => Vec::new(),
+    };
+    if batch.as_ref().is_none_or(|b| b.plain.is_some()) {
+        for line in &board_lines {
+            eprintln!("{}", dim(&format!("unixagent: {line}"), colour));
+        }
+    }
     if !opts.agent.policy_layers.is_empty()
         && let Ok(joined) = std::env::join_paths(&opts.agent.policy_layers)
     {
@@ -266,6 +286,8 @@ async fn run_async(opts: Options, batch: Option<BatchOptions>) -> anyhow::Result
         include_env: agent.include_env,
         terminal_lines: agent.terminal_lines,
         pricing: agent.pricing,
+        telemetry: agent.telemetry,
+        shell: opts.shell.clone(),
     };
     let mut driver = driver::Driver::new(
         turns,
@@ -291,7 +313,7 @@ async fn run_async(opts: Options, batch: Option<BatchOptions>) -> anyhow::Result
         exec.set_batch();
         driver.set_can_ask(b.can_ask());
     }
-    let mut s = event_loop::Session::new((proxy, exec, driver), front, batch, opts.oneshot);
+    let mut s = event_loop::Session::new((proxy, exec, driver), front, batch, (opts.oneshot, board));
     let cwd = std::env::current_dir().map(|d| d.display().to_string()).unwrap_or_default();
     // Journaled (and so in the index) before anyone is told the id: a
     // program that reads it and looks the session up finds it running.
@@ -320,10 +342,18 @@ async fn run_async(opts: Options, batch: Option<BatchOptions>) -> anyhow::Result
         let used = opts.resume.as_ref().map(|r| r.used).unwrap_or_default();
         // A terminal was told of the resume as the session started.
         s.drive(|d, out| d.continue_from(r, (&opts.shell, &cwd), used, quiet, out));
+        if quiet {
+            s.drive(|_, out| board_lines.into_iter().for_each(|line| out.notice(line)));
+        }
     }
     let code = s.run(&master, keys, &mut signals).await;
-    s.drive(|d, out| d.record(ua_protocol::journal::JournalEntry::SessionEnd { exit_code: Some(code) }, out));
+    let mut journal = None;
+    s.drive(|d, out| {
+        d.record(ua_protocol::journal::JournalEntry::SessionEnd { exit_code: Some(code) }, out);
+        journal = d.journal_path().map(std::path::Path::to_path_buf);
+    });
     drop(raw);
+    crate::trace::session_ended(journal.as_deref(), &own_id, &telemetry);
     Ok(code)
 }
 
@@ -406,8 +436,10 @@ fn open_journal(
             cwd: std::env::current_dir().map(|d| d.display().to_string()).unwrap_or_default(),
             version: env!("CARGO_PKG_VERSION").to_string(),
             parent: std::env::var("UNIXAGENT_SESSION").ok(),
-            trace_id: Some(trace.trace_id.clone()),
-            trace_parent: trace.parent.clone(),
+            trace_id: Some(trace.trace_id.to_string()),
+            trace_parent: trace.parent_span.map(|s| s.to_string()),
+            parent_command: trace.command.clone(),
+            depth: trace.depth,
         };
         let parent = meta.parent.clone();
         let dir = ua_store::session::SessionDir::create(&data, meta)?;

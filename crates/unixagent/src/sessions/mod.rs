@@ -42,7 +42,7 @@ fn state_word(s: &SessionSummary) -> String {
     match s.state {
         SessionState::Running { pid } => format!("running ({pid})"),
         SessionState::Ended { .. } => "ended".into(),
-        SessionState::Crashed => "stopped".into(),
+        SessionState::Crashed => "crashed".into(),
     }
 }
 
@@ -52,33 +52,31 @@ fn tokens(s: &SessionSummary) -> u64 {
 
 /// One line per session, for people.
 fn table(sessions: &[&SessionSummary]) -> String {
-    use std::fmt::Write as _;
-    let mut out = String::new();
-    for (i, s) in sessions.iter().enumerate() {
-        let first = s.first_instruction.as_deref().unwrap_or("");
-        let first: String = first.chars().take(60).collect::<String>().replace('\n', " ");
-        let dir = if s.cwd.is_empty() { "?" } else { s.cwd.as_str() };
-        let cost = if s.priced_turns > 0 { format!(", ${:.4}", dollars(s.cost_micros)) } else { String::new() };
-        let _ = writeln!(
-            out,
-            "{:>3}  {}  {}  {dir}  {} turn{}, {} tokens{cost}, {}  # {first}",
-            i + 1,
-            s.id,
-            render::utc(s.started_ms),
-            s.turns,
-            if s.turns == 1 { "" } else { "s" },
-            tokens(s),
-            state_word(s),
-        );
-    }
-    out
+    sessions.iter().enumerate().map(|(i, s)| row(i + 1, s)).collect()
+}
+
+/// Session `n` of a list, one line.
+fn row(n: usize, s: &SessionSummary) -> String {
+    let first = s.first_instruction.as_deref().unwrap_or("");
+    let first: String = first.chars().take(60).collect::<String>().replace('\n', " ");
+    let dir = if s.cwd.is_empty() { "?" } else { s.cwd.as_str() };
+    let cost = if s.priced_turns > 0 { format!(", ${:.4}", dollars(s.cost_micros)) } else { String::new() };
+    format!(
+        "{n:>3}  {}  {}  {dir}  {} turn{}, {} tokens{cost}, {}  # {first}\n",
+        s.id,
+        render::utc(s.started_ms),
+        s.turns,
+        if s.turns == 1 { "" } else { "s" },
+        tokens(s),
+        state_word(s),
+    )
 }
 
 fn json(s: &SessionSummary) -> serde_json::Value {
     let (state, pid) = match s.state {
         SessionState::Running { pid } => ("running", Some(pid)),
         SessionState::Ended { .. } => ("ended", None),
-        SessionState::Crashed => ("stopped", None),
+        SessionState::Crashed => ("crashed", None),
     };
     serde_json::json!({
         "id": s.id,
@@ -98,26 +96,123 @@ fn json(s: &SessionSummary) -> serde_json::Value {
     })
 }
 
-/// `sessions list [--json] [--all]`.
+/// `sessions list [--json] [--all]`: first sessions, newest first, each
+/// followed by the child agents it started (and theirs), oldest first.
 pub fn list(as_json: bool, all: bool) -> Result<i32, String> {
     let (_, index) = index()?;
     let summaries = load(&index)?;
     let cwd = std::env::current_dir().map(|d| d.display().to_string()).unwrap_or_default();
-    let chosen: Vec<&SessionSummary> = summaries.sessions().iter().filter(|s| all || s.cwd == cwd).collect();
+    let rows = tree_rows(&summaries, |s| all || s.cwd == cwd);
     let mut out = std::io::stdout().lock();
     if as_json {
-        for s in &chosen {
-            let _ = writeln!(out, "{}", json(s));
+        for (s, depth) in &rows {
+            let _ = writeln!(out, "{}", tree_json(&summaries, s, *depth));
         }
         return Ok(0);
     }
-    if chosen.is_empty() {
+    if rows.is_empty() {
         let more = if all { "" } else { " in this directory (`--all` lists every directory's)" };
         eprintln!("unixagent: no sessions{more}");
         return Ok(0);
     }
-    let _ = out.write_all(table(&chosen).as_bytes());
+    let _ = out.write_all(tree_table(&summaries, &rows).as_bytes());
     Ok(0)
+}
+
+/// The sessions to list, each with its depth under its root: every root
+/// that `chosen` picks (itself or one of its descendants), then its
+/// descendants.
+fn tree_rows(summaries: &Summaries, chosen: impl Fn(&SessionSummary) -> bool) -> Vec<(&SessionSummary, u32)> {
+    let mut roots: Vec<&str> = Vec::new();
+    for s in summaries.sessions().iter().filter(|s| chosen(s)) {
+        let root = summaries.root_of(&s.id);
+        if !roots.contains(&root) {
+            roots.push(root);
+        }
+    }
+    // Newest first, as the index keeps them.
+    roots.sort_by_key(|r| std::cmp::Reverse(summaries.get(r).map_or(0, |s| s.started_ms)));
+    let mut rows = Vec::new();
+    for r in roots {
+        let Some(root) = summaries.get(r) else { continue };
+        rows.push((root, 0));
+        rows.extend(summaries.descendants(r));
+    }
+    rows
+}
+
+/// One line per first session, its children indented under it.
+fn tree_table(summaries: &Summaries, rows: &[(&SessionSummary, u32)]) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::new();
+    let mut n = 0;
+    for (s, depth) in rows {
+        if *depth == 0 {
+            n += 1;
+            out.push_str(&row(n, s));
+            let r = summaries.rollup(&s.id);
+            if r.sessions > 0 {
+                let cost = if r.priced_turns > 0 { format!(", ${:.4}", dollars(r.cost_micros)) } else { String::new() };
+                let _ = writeln!(
+                    out,
+                    "     + {} child agent{}: {} tokens{cost}",
+                    r.sessions,
+                    if r.sessions == 1 { "" } else { "s" },
+                    r.usage.total()
+                );
+            }
+        } else {
+            let first: String =
+                s.first_instruction.as_deref().unwrap_or("").chars().take(60).collect::<String>().replace('\n', " ");
+            let cost = if s.priced_turns > 0 { format!(", ${:.4}", dollars(s.cost_micros)) } else { String::new() };
+            let _ = writeln!(
+                out,
+                "     {}└ {}  {} turn{}, {} tokens{cost}, {}  # {first}",
+                "  ".repeat(usize::try_from(depth - 1).unwrap_or(0)),
+                s.id,
+                s.turns,
+                if s.turns == 1 { "" } else { "s" },
+                tokens(s),
+                state_word(s),
+            );
+        }
+    }
+    out
+}
+
+/// A session's JSON line in `sessions list --json`: its own figures, where
+/// it stands in its tree, and its descendants' usage added up.
+fn tree_json(summaries: &Summaries, s: &SessionSummary, depth: u32) -> serde_json::Value {
+    let mut v = json(s);
+    let r = summaries.rollup(&s.id);
+    let input = |u: &ua_protocol::event::Usage| u.input_tokens + u.cache_read_tokens + u.cache_write_tokens;
+    let mut all = s.usage;
+    all.add(&r.usage);
+    let priced = s.priced_turns + r.priced_turns;
+    if let Some(o) = v.as_object_mut() {
+        o.insert("root".into(), summaries.root_of(&s.id).into());
+        o.insert("depth".into(), depth.into());
+        o.insert(
+            "descendants".into(),
+            serde_json::json!({
+                "sessions": r.sessions,
+                "turns": r.turns,
+                "commands": r.commands,
+                "tokens": { "input": input(&r.usage), "output": r.usage.output_tokens },
+                "cost_usd": (r.priced_turns > 0).then(|| dollars(r.cost_micros)),
+            }),
+        );
+        o.insert(
+            "total".into(),
+            serde_json::json!({
+                "turns": s.turns + r.turns,
+                "commands": s.commands + r.commands,
+                "tokens": { "input": input(&all), "output": all.output_tokens },
+                "cost_usd": (priced > 0).then(|| dollars(s.cost_micros + r.cost_micros)),
+            }),
+        );
+    }
+    v
 }
 
 /// `sessions prune --older-than AGE`.
@@ -175,6 +270,11 @@ pub fn prune_retained(retain_days: Option<u64>) {
             }
         }
         Err(e) => eprintln!("unixagent: pruning old sessions (journal.retain_days): {e}"),
+    }
+    // The spans of those sessions go the same way: traces.jsonl is renamed
+    // for the day and rotated files past the age are deleted.
+    for p in ua_trace::sink::rotate(&data, days, std::time::SystemTime::now()) {
+        eprintln!("unixagent: rotating traces.jsonl (journal.retain_days): {p}");
     }
 }
 
@@ -404,7 +504,9 @@ fn read(dir: &SessionDir) -> Result<ua_store::journal::JournalContents, String> 
     Ok(contents)
 }
 
-/// `sessions show ID`: the conversation, then the board's counts.
+/// `sessions show ID`: the conversation, the board's counts, then the
+/// child agents it started (and theirs), each in one line with its status
+/// and cost.
 pub fn show(prefix: &str) -> Result<i32, String> {
     let data = ua_store::session::data_dir().map_err(|e| e.to_string())?;
     let dir = find(&data, prefix)?;
@@ -413,7 +515,46 @@ pub fn show(prefix: &str) -> Result<i32, String> {
     if let Some(snap) = board_of(&dir) {
         print!("{}", render::board(&snap, render::Style::Text));
     }
+    let summaries = Index::open(&data).ok().and_then(|i| i.load().ok());
+    if let Some(summaries) = summaries {
+        print!("{}", children(&data, &summaries, dir.id()));
+    }
     Ok(0)
+}
+
+/// The child agents below `id`, one fold line each (status, time, tokens,
+/// commands, cost), indented by depth.
+fn children(data: &Path, summaries: &Summaries, id: &str) -> String {
+    use std::fmt::Write as _;
+    let below = summaries.descendants(id);
+    if below.is_empty() {
+        return String::new();
+    }
+    let r = summaries.rollup(id);
+    let mut out = format!(
+        "\nchild agents ({}, {} tokens{}):\n",
+        below.len(),
+        r.usage.total(),
+        if r.priced_turns > 0 { format!(", ${:.4}", dollars(r.cost_micros)) } else { String::new() }
+    );
+    for (s, depth) in below {
+        let journal = data.join("sessions").join(&s.id).join(ua_store::session::JOURNAL_FILE);
+        let lines = ua_store::journal::read_journal(&journal).map(|c| c.lines).unwrap_or_default();
+        let mut fold = crate::child::fold::from_journal(&lines);
+        fold.outcome = match s.state {
+            SessionState::Running { .. } => crate::child::fold::Outcome::Running,
+            SessionState::Crashed => crate::child::fold::Outcome::Crashed,
+            SessionState::Ended { .. } => fold.outcome,
+        };
+        if fold.instruction.is_empty() {
+            fold.instruction = s.first_instruction.clone().unwrap_or_default();
+        }
+        let took = fold.journal_duration().unwrap_or_default();
+        let cost = if s.priced_turns > 0 { format!(" · ${:.4}", dollars(s.cost_micros)) } else { String::new() };
+        let _ =
+            writeln!(out, "{}{}{cost}  {}", "  ".repeat(usize::try_from(depth).unwrap_or(1)), fold.line(took), s.id);
+    }
+    out
 }
 
 /// The session's task board as it is now, if it has one with anything on

@@ -19,6 +19,10 @@ pub(in crate::session) struct TurnOptions {
     pub terminal_lines: usize,
     /// Prices by model, so each turn's cost goes into the journal.
     pub pricing: std::collections::BTreeMap<String, crate::config::Price>,
+    /// `[telemetry]`: when a typed command carries its trace context.
+    pub telemetry: crate::trace::export::TelemetryConfig,
+    /// The shell commands are typed into (how an assignment is spelled).
+    pub shell: std::path::PathBuf,
 }
 
 /// What the shell's side knows when an instruction arrives.
@@ -31,6 +35,10 @@ pub(in crate::session) struct TurnContext {
     pub user_commands: Vec<UserCommand>,
     /// The shell's markers work: without them commands are refused.
     pub markers: bool,
+    /// The session has a task board: the system prompt says how to use it.
+    pub board: bool,
+    /// The board's active tasks, for the first instruction after a resume.
+    pub active_tasks: Option<String>,
 }
 
 /// What a front end tells the turn. The keyboard and an NDJSON reader

@@ -228,7 +228,8 @@ impl Driver {
             env: ua_context::env::allowed_env(&self.opts.include_env, std::env::vars()),
             recent_output_lines: ctx.recent_lines,
             user_commands: ctx.user_commands,
-            ..ContextSnapshot::default()
+            board: ctx.board,
+            active_tasks: ctx.active_tasks,
         };
         self.turn_no += 1;
         self.model.new_turn();
@@ -469,7 +470,7 @@ impl Driver {
             command: p.command.clone(),
             cwd: self.snapshot.cwd.clone(),
             session: self.records.session_id().to_string(),
-            depth: 0,
+            depth: crate::trace::TraceContext::inherited().depth,
             human_attached: self.can_ask,
             instruction: self.instruction.clone(),
         };
@@ -669,7 +670,9 @@ impl Driver {
     /// The executor is about to type the command: the journal's ledger is
     /// written (and synced, unless read-only) first, so a crash leaves no
     /// doubt it started.
-    pub(in crate::session) fn command_typed(&mut self, p: &Proposal, out: &mut Outbox) {
+    /// Returns the line to type: the command, carrying its trace context
+    /// when it starts a unixagent (see `trace::typed_command`).
+    pub(in crate::session) fn command_typed(&mut self, p: &Proposal, out: &mut Outbox) -> String {
         let entry = JournalEntry::CommandIntent {
             turn: self.turn_no,
             tool_use_id: p.id.clone(),
@@ -677,6 +680,7 @@ impl Driver {
             read_only: self.gate.read_only(),
         };
         self.records.record(entry, out);
+        crate::trace::typed_command(&self.opts.telemetry, &self.opts.shell, self.records.session_id(), self.turn_no, p)
     }
 
     /// The agent's command started: refusals from before it are not its own.

@@ -154,6 +154,8 @@ impl Harness {
             include_env: Vec::new(),
             terminal_lines: 0,
             pricing: Default::default(),
+            telemetry: Default::default(),
+            shell: "/bin/bash".into(),
         };
         let mut driver = Driver::new(
             opts,
