@@ -25,11 +25,13 @@ pub struct Cli {
     pub login: bool,
 
     /// The shell to run (default: shell.command in the config, else $SHELL).
-    // Global, so that `unixagent acp --shell …` takes it too (and hands it
-    // to every session it starts), as do the four below.
-    #[arg(long, value_name = "PATH", value_hint = ValueHint::ExecutablePath, global = true)]
+    #[arg(long, value_name = "PATH", value_hint = ValueHint::ExecutablePath)]
     pub shell: Option<PathBuf>,
 
+    // --config, --backend, --model and --policy are global, so that
+    // `unixagent acp --model …` takes them too (and hands them to every
+    // session it starts). --shell is `acp`'s own: `completions` has a
+    // SHELL argument of another kind.
     /// Use this config file [env: UNIXAGENT_CONFIG; default:
     /// $XDG_CONFIG_HOME/unixagent/config.toml].
     #[arg(long, value_name = "PATH", value_hint = ValueHint::FilePath, global = true)]
@@ -145,7 +147,12 @@ pub enum Sub {
     },
     /// Serve the Agent Client Protocol on stdin and stdout, for editors:
     /// each session/new starts a session as --json does.
-    Acp,
+    Acp {
+        /// The shell every session runs (default: shell.command in the
+        /// config, else $SHELL).
+        #[arg(long, value_name = "PATH", value_hint = ValueHint::ExecutablePath)]
+        shell: Option<PathBuf>,
+    },
     /// The kernel sandbox: `sandbox status`, or `sandbox -- COMMAND [ARGS…]`
     /// to run COMMAND under exactly the sandbox agent commands get here.
     Sandbox {

@@ -139,8 +139,8 @@ fn run(cli: cli::Cli, login_by_name: bool) -> anyhow::Result<i32> {
             cli::PolicyAction::Check => policy_cmd::check(),
         });
     }
-    if let Some(cli::Sub::Acp) = &cli.sub {
-        return acp::run(acp_options(&cli)?);
+    if let Some(cli::Sub::Acp { shell }) = &cli.sub {
+        return acp::run(acp_options(&cli, shell.as_ref().or(cli.shell.as_ref()))?);
     }
     if let Some(cli::Sub::Board { action, json, session }) = &cli.sub {
         return Ok(board::run(action.as_ref(), *json, session.as_deref()));
@@ -331,11 +331,11 @@ fn run(cli: cli::Cli, login_by_name: bool) -> anyhow::Result<i32> {
 
 /// `unixagent acp`: each session is this binary with `--json` and the
 /// options `acp` was given that choose the model, policy and shell.
-fn acp_options(cli: &cli::Cli) -> anyhow::Result<acp::Options> {
+fn acp_options(cli: &cli::Cli, shell: Option<&std::path::PathBuf>) -> anyhow::Result<acp::Options> {
     let program = std::env::current_exe()
         .map_err(|e| anyhow::anyhow!("unixagent cannot find its own executable to start sessions ({e})"))?;
     let mut forward: Vec<std::ffi::OsString> = Vec::new();
-    let paths = [("--config", &cli.config), ("--policy", &cli.policy), ("--shell", &cli.shell)];
+    let paths = [("--config", cli.config.as_ref()), ("--policy", cli.policy.as_ref()), ("--shell", shell)];
     for (flag, value) in paths {
         if let Some(v) = value {
             forward.extend([flag.into(), v.clone().into_os_string()]);

@@ -227,10 +227,9 @@ async fn serve(opts: Arc<Options>) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn initialize(req: &InitializeRequest) -> InitializeResponse {
-    // Version 1 is the only one there is to speak; a client asking for a
-    // later one gets 1 and decides.
-    let _ = req;
+/// Version 1 whatever the client asked for: it is the only one there is
+/// to speak, and a client that wanted a later one sees 1 and decides.
+fn initialize(_req: &InitializeRequest) -> InitializeResponse {
     let caps = AgentCapabilities::new()
         .load_session(true)
         .prompt_capabilities(PromptCapabilities::new().embedded_context(true))
