@@ -565,3 +565,61 @@ fn a_childs_gate_decides_at_its_real_depth() {
     let child = parent_saw(&server, "child makes");
     assert!(child.contains("test.children-read-only"), "{child}");
 }
+
+/// Every event line valid against docs/ndjson.schema.json.
+fn schema_checked(events: &[Value]) {
+    let schema: Value = serde_json::from_str(include_str!("../../docs/ndjson.schema.json")).unwrap();
+    let schema = jsonschema::validator_for(&schema).unwrap();
+    for e in events {
+        assert!(schema.is_valid(e), "not valid against the schema: {e}");
+    }
+}
+
+#[test]
+fn a_json_parent_reports_its_children_as_they_start_and_end_refused_ones_too() {
+    let (home, _) = tree_home(EVERYTHING, "max_depth = 2");
+    let server = model(&scenario(&[
+        Script {
+            instruction: "report the children",
+            answers: &[
+                "$ unixagent -c '# the good child' < /dev/null; UA_TRACE_DEPTH=7 unixagent -c '# the refused child' < /dev/null; echo refused=$?",
+                "parent done",
+            ],
+        },
+        Script { instruction: "the good child", answers: &["$ echo hi", "good done"] },
+    ]));
+    let (code, events) = unattended(&home, &server, "report the children");
+    assert_eq!(code, 0, "{events:#?}");
+    schema_checked(&events);
+    let children: Vec<&Value> = events.iter().filter(|e| e["type"] == "child").collect();
+    let seen: Vec<(&str, &str, &str)> = children
+        .iter()
+        .map(|c| (c["id"].as_str().unwrap(), c["instruction"].as_str().unwrap(), c["status"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        seen,
+        [("c1", "the good child", "running"), ("c1", "the good child", "ok"), ("c2", "the refused child", "refused")],
+        "{children:#?}"
+    );
+    // The child's start names its session; its end adds what it used.
+    let session = children[0]["session"].as_str().expect("a running child names its session");
+    assert_eq!(children[1]["session"].as_str(), Some(session));
+    assert!(children[1]["usage"]["input"].as_u64().unwrap() > 0, "{}", children[1]);
+    assert!(children[2]["session"].is_null(), "{}", children[2]);
+    // Both ended before the command that started them did.
+    let result = events.iter().position(|e| e["type"] == "command_result").unwrap();
+    let last_child = events.iter().rposition(|e| e["type"] == "child").unwrap();
+    assert!(last_child < result, "{events:#?}");
+    // The parent's journal has the same three moments.
+    let journal = events[0]["journal"].as_str().expect("the parent keeps a journal");
+    let lines: Vec<Value> = std::fs::read_to_string(journal)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|l| l.to_string().contains("\"child\"") && l.to_string().contains("\"status\""))
+        .collect();
+    assert_eq!(lines.len(), 3, "{lines:#?}");
+    let statuses: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+    assert!(statuses[0].contains("\"running\"") && statuses[0].contains("the good child"), "{statuses:?}");
+    assert!(statuses[1].contains("\"ok\"") && statuses[2].contains("\"refused\""), "{statuses:?}");
+}

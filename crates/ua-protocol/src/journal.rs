@@ -225,6 +225,16 @@ pub enum JournalEntry {
         turn: Option<u32>,
         message: String,
     },
+    /// A child agent started from this session's shell started or ended,
+    /// as the `child` event says it.
+    Child {
+        id: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        session: Option<String>,
+        instruction: String,
+        status: crate::agent::ChildStatus,
+        usage: crate::agent::TokenUsage,
+    },
     /// The last line of a journal whose session ended cleanly.
     SessionEnd {
         #[serde(default, skip_serializing_if = "Option::is_none")]

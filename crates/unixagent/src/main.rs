@@ -134,7 +134,8 @@ fn run(cli: cli::Cli, login_by_name: bool) -> anyhow::Result<i32> {
     // the depth and fan-out limits before anything starts.
     let agent_run = oneshot || cli.json || (!stdin_tty && cli.command.is_none());
     let limits = child::admission::Limits { max_depth: cfg.agent.max_depth, max_children: cfg.agent.max_children };
-    let admitted = match child::admit(agent_run, limits) {
+    let instruction = cli.command.as_deref().filter(|c| is_instruction(c)).map_or("", instruction_text);
+    let admitted = match child::admit(agent_run, limits, instruction) {
         Ok(a) => a,
         Err(refusal) => return Ok(child::refuse(&refusal, cli.json)),
     };

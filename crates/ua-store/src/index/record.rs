@@ -266,7 +266,8 @@ impl RecordFeed {
             | JournalEntry::Error { .. }
             | JournalEntry::CommandIntent { .. }
             | JournalEntry::Summary { .. }
-            | JournalEntry::Checkpoint { .. } => None,
+            | JournalEntry::Checkpoint { .. }
+            | JournalEntry::Child { .. } => None,
         }
     }
 }

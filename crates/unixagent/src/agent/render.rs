@@ -171,6 +171,9 @@ impl Renderer {
                 self.alert(&crate::board::render::blocked_alert(*id, title, assignee.as_deref(), reason.as_deref()))
             }
             AgentEvent::Task { .. } => String::new(),
+            // A child's progress and end are drawn by the session's
+            // children part, which knows how long it ran.
+            AgentEvent::Child { .. } => String::new(),
             AgentEvent::Command { decision: GateDecision::Deny, .. }
             | AgentEvent::CommandResult { .. }
             | AgentEvent::Session { .. }

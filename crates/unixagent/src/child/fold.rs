@@ -11,7 +11,7 @@
 
 use std::time::Duration;
 
-use ua_protocol::agent::{AgentEvent, CommandStatus, RunStatus};
+use ua_protocol::agent::{AgentEvent, CommandStatus, RunStatus, TokenUsage};
 use ua_protocol::journal::{JournalEntry, JournalLine, TurnEndReason};
 
 /// How a child ended, as the fold line says it.
@@ -47,6 +47,8 @@ pub struct Fold {
     pub instruction: String,
     pub outcome: Outcome,
     pub tokens: u64,
+    /// The result's usage, input and output apart.
+    pub usage: TokenUsage,
     pub commands: u32,
     /// Commands refused, by the policy or because nobody could be asked:
     /// the command and the first line of why.
@@ -68,6 +70,7 @@ impl Fold {
             instruction: instruction.to_string(),
             outcome: Outcome::Running,
             tokens: 0,
+            usage: TokenUsage::default(),
             commands: 0,
             denied: Vec::new(),
             answer: String::new(),
@@ -104,6 +107,7 @@ impl Fold {
             }
             AgentEvent::Result { status, usage, commands, .. } => {
                 self.tokens = usage.input + usage.output;
+                self.usage = *usage;
                 self.commands = *commands;
                 if self.outcome != Outcome::Refused {
                     self.outcome = match status {
@@ -116,7 +120,9 @@ impl Fold {
             AgentEvent::Thinking { .. }
             | AgentEvent::ApprovalRequest { .. }
             | AgentEvent::Notice { .. }
-            | AgentEvent::Task { .. } => {}
+            | AgentEvent::Task { .. }
+            // A grandchild: its tokens are in the child's own result.
+            | AgentEvent::Child { .. } => {}
         }
     }
 

@@ -22,6 +22,7 @@ use ua_term::intercept::Action;
 use ua_term::osc::ShellEvent;
 use ua_term::state::Transition;
 
+use super::children::Children;
 use super::driver::{Driver, Input, TurnContext};
 use super::executor::{After, Executor, Routed};
 use super::front::{Batch, FrontEnd, KeyInput, Next, Read};
@@ -53,6 +54,8 @@ pub(super) struct Session {
     ends_with_turn: bool,
     /// Set when the session should end now with this status.
     exit_now: Option<i32>,
+    /// The agents started from the shell, as their reports tell.
+    children: Option<Children>,
 }
 
 impl Session {
@@ -73,7 +76,13 @@ impl Session {
             ends_with_turn: oneshot.is_some(),
             oneshot,
             exit_now: None,
+            children: None,
         }
+    }
+
+    /// Hears of the children started from the shell through this watch.
+    pub(super) fn watch_children(&mut self, children: Children) {
+        self.children = Some(children);
     }
 
     /// Hands the driver one input and carries out what follows.
@@ -185,6 +194,7 @@ impl Session {
                 line = next_line(&mut self.batch), if self.batch.as_ref().is_some_and(Batch::reading) => {
                     self.on_batch_line(line);
                 }
+                change = changed_child(&mut self.children), if self.children.is_some() => self.on_child(change),
                 _ = sleep_until(deadline) , if deadline.is_some() => self.on_deadline(),
             }
         }
@@ -196,6 +206,8 @@ impl Session {
         while let Some(out) = self.out.pop() {
             match out {
                 Out::Event(e) => {
+                    // A child tells its parent everything it draws.
+                    crate::child::report::event(&e);
                     let text = self.front.event(&e);
                     self.write_front(&text);
                     if matches!(e, AgentEvent::ApprovalRequest { .. }) {
@@ -279,6 +291,9 @@ impl Session {
             return;
         }
         if self.ends_with_turn {
+            // Batch mode's result line is drawn (and so reported) above;
+            // a one-shot on a terminal draws none, but its parent needs one.
+            crate::child::report::event(&end.result());
             self.exit_now = Some(end.status);
             return;
         }
@@ -353,6 +368,34 @@ impl Session {
         }
     }
 
+    /// A child's report changed: its start or end is an event for every
+    /// front end and a line in the journal.
+    fn on_child(&mut self, change: (std::path::PathBuf, bool)) {
+        let Some(children) = self.children.as_mut() else { return };
+        let events = children.read(change);
+        self.children_said(events);
+    }
+
+    /// Every child's report read to its end now (see `Children::settle`).
+    fn settle_children(&mut self) {
+        let Some(children) = self.children.as_mut() else { return };
+        let events = children.settle();
+        self.children_said(events);
+    }
+
+    fn children_said(&mut self, events: Vec<AgentEvent>) {
+        if events.is_empty() {
+            return;
+        }
+        for e in events {
+            if let Some(entry) = super::children::journal_entry(&e) {
+                self.driver.record(entry, &mut self.out);
+            }
+            self.out.event(e);
+        }
+        self.carry_out();
+    }
+
     /// A fresh prompt: what waits for one runs (a one-shot or batch
     /// instruction, a batch shell line, an agent command, keys typed
     /// ahead); a command that never started (a syntax error) is over.
@@ -381,6 +424,9 @@ impl Session {
     /// one.
     fn on_command_ended(&mut self, code: Option<i32>) {
         let Some((rest, finished)) = self.exec.command_ended(code) else { return };
+        if finished.is_some() {
+            self.settle_children();
+        }
         if !rest.is_empty() {
             self.proxy.write_out(rest.as_bytes());
         }
@@ -533,6 +579,7 @@ impl Session {
 
     /// Writes the `result` line once and ends the run with its exit code.
     fn batch_finish(&mut self, forced: Option<(RunStatus, i32)>) {
+        self.settle_children();
         let Some((event, code)) = self.batch.as_mut().and_then(|b| b.finish(forced)) else { return };
         if let Some(event) = event {
             self.out.event(event);
@@ -575,6 +622,15 @@ fn context(proxy: &mut Proxy, lines: usize) -> TurnContext {
 async fn read_keys(keys: &mut Option<crate::keyboard::Keyboard>) -> Keys<'_> {
     match keys {
         Some(k) => k.read().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// The next child report that changed (the branch is disabled without a
+/// watch).
+async fn changed_child(children: &mut Option<Children>) -> (std::path::PathBuf, bool) {
+    match children {
+        Some(c) => c.changed().await,
         None => std::future::pending().await,
     }
 }

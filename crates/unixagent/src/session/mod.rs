@@ -34,6 +34,7 @@ use crate::agent::backend;
 use crate::agent::turn::Limits;
 use crate::{shell, terminal};
 
+mod children;
 mod driver;
 mod event_loop;
 mod executor;
@@ -190,6 +191,11 @@ async fn run_async(opts: Options, batch: Option<BatchOptions>) -> anyhow::Result
         env.push((OsString::from("UNIXAGENT_JOURNAL"), j.path().as_os_str().to_owned()));
     }
     crate::board::attach(session_dir.as_ref(), &mut env);
+    // Watched before the shell starts, so no child can report unheard.
+    let children = children::Children::start().map(|(c, var)| {
+        env.push(var);
+        c
+    });
     if !opts.agent.policy_layers.is_empty()
         && let Ok(joined) = std::env::join_paths(&opts.agent.policy_layers)
     {
@@ -298,6 +304,9 @@ async fn run_async(opts: Options, batch: Option<BatchOptions>) -> anyhow::Result
         driver.set_can_ask(b.can_ask());
     }
     let mut s = event_loop::Session::new((proxy, exec, driver), front, batch, opts.oneshot);
+    if let Some(c) = children {
+        s.watch_children(c);
+    }
     let cwd = std::env::current_dir().map(|d| d.display().to_string()).unwrap_or_default();
     // Journaled (and so in the index) before anyone is told the id: a
     // program that reads it and looks the session up finds it running.
@@ -356,20 +365,22 @@ fn start_sandbox(
 /// The run ends before the shell starts: one line on stderr and, for
 /// `--json`, an `error` and a `result` event. Returns the exit status.
 fn refuse_to_start(why: &str, batch: Option<&BatchOptions>) -> i32 {
+    use ua_protocol::agent::{AgentEvent, RunStatus, TokenUsage};
     let message = format!("the sandbox cannot be applied, so nothing runs: {why}");
     eprintln!("unixagent: {message}");
-    if batch.is_some_and(|b| b.plain.is_none()) {
-        use ua_protocol::agent::{AgentEvent, RunStatus, TokenUsage};
-        let events = [
-            AgentEvent::Error { message, kind: "sandbox".into() },
-            AgentEvent::Result {
-                status: RunStatus::Error,
-                exit_code: crate::sandbox::REFUSED,
-                usage: TokenUsage::default(),
-                commands: 0,
-            },
-        ];
-        for e in events {
+    let json = batch.is_some_and(|b| b.plain.is_none());
+    let events = [
+        AgentEvent::Error { message, kind: "sandbox".into() },
+        AgentEvent::Result {
+            status: RunStatus::Error,
+            exit_code: crate::sandbox::REFUSED,
+            usage: TokenUsage::default(),
+            commands: 0,
+        },
+    ];
+    for e in events {
+        crate::child::report::event(&e);
+        if json {
             let _ = terminal::out(e.to_line().as_bytes());
         }
     }
