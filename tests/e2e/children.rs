@@ -623,3 +623,44 @@ fn a_json_parent_reports_its_children_as_they_start_and_end_refused_ones_too() {
     assert!(statuses[0].contains("\"running\"") && statuses[0].contains("the good child"), "{statuses:?}");
     assert!(statuses[1].contains("\"ok\"") && statuses[2].contains("\"refused\""), "{statuses:?}");
 }
+
+/// The parent's journal lines, as JSON.
+fn journal_of(home: &Home, id: &str) -> Vec<Value> {
+    let p = home.path().join(".local/share/unixagent/sessions").join(id).join("journal.jsonl");
+    std::fs::read_to_string(p).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+}
+
+#[test]
+fn a_terminal_parents_footer_and_turn_end_add_what_its_children_used() {
+    let (home, _) = tree_home(EVERYTHING, "");
+    let server = model(&scenario(&[
+        Script {
+            instruction: "count the children",
+            answers: &["$ unixagent -c '# the counted child' < /dev/null; echo kid=$?", "parent done"],
+        },
+        Script { instruction: "the counted child", answers: &["$ echo hi", "counted"] },
+    ]));
+    let (code, t) = watched(&home, &server, "count the children");
+    assert_eq!(code, 0);
+    let list = sessions(&home);
+    assert_eq!(list.len(), 2, "{list:#?}");
+    let kid = &list[1];
+    let (input, output) = (kid["tokens"]["input"].as_u64().unwrap(), kid["tokens"]["output"].as_u64().unwrap());
+    assert!(input + output > 0 && input + output < 1000, "{kid}");
+    // The footer, through the terminal: the turn's own tokens, then the
+    // child's after a `+`.
+    let screen = t.screen_text();
+    let footer = screen.lines().find(|l| l.contains('↑') && l.contains("cmd")).unwrap_or_else(|| panic!("{screen}"));
+    assert!(footer.contains(&format!("↓ +{}  1 cmd", input + output)), "{footer:?}");
+    // The turn's end in the journal: the child apart from the turn's own.
+    let turn_ends: Vec<Value> =
+        journal_of(&home, list[0]["id"].as_str().unwrap()).into_iter().filter(|l| l["type"] == "turn_end").collect();
+    assert_eq!(turn_ends.len(), 1, "{turn_ends:#?}");
+    assert_eq!(turn_ends[0]["descendants"], serde_json::json!({ "input": input, "output": output }), "{turn_ends:#?}");
+    let own = &turn_ends[0]["usage"];
+    assert_eq!(
+        (own["input_tokens"].as_u64().unwrap() + own["output_tokens"].as_u64().unwrap()),
+        list[0]["tokens"]["input"].as_u64().unwrap() + list[0]["tokens"]["output"].as_u64().unwrap(),
+        "the turn's own usage stays its own"
+    );
+}

@@ -317,6 +317,7 @@ mod tests {
             usage: Usage { input_tokens: input, output_tokens: 1, ..Usage::default() },
             commands: 2,
             cost_micros: None,
+            descendants: None,
         }
     }
 

@@ -49,6 +49,8 @@ pub struct Fold {
     pub tokens: u64,
     /// The result's usage, input and output apart.
     pub usage: TokenUsage,
+    /// What its own children used, as they ended.
+    pub descendants: TokenUsage,
     pub commands: u32,
     /// Commands refused, by the policy or because nobody could be asked:
     /// the command and the first line of why.
@@ -71,6 +73,7 @@ impl Fold {
             outcome: Outcome::Running,
             tokens: 0,
             usage: TokenUsage::default(),
+            descendants: TokenUsage::default(),
             commands: 0,
             denied: Vec::new(),
             answer: String::new(),
@@ -120,9 +123,15 @@ impl Fold {
             AgentEvent::Thinking { .. }
             | AgentEvent::ApprovalRequest { .. }
             | AgentEvent::Notice { .. }
-            | AgentEvent::Task { .. }
-            // A grandchild: its tokens are in the child's own result.
-            | AgentEvent::Child { .. } => {}
+            | AgentEvent::Task { .. } => {}
+            // A grandchild that ended: its tokens (its own children's
+            // included) count for this child's, once.
+            AgentEvent::Child { status, usage, .. } => {
+                if *status != ua_protocol::agent::ChildStatus::Running {
+                    self.descendants.input += usage.input;
+                    self.descendants.output += usage.output;
+                }
+            }
         }
     }
 

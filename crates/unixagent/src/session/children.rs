@@ -19,7 +19,7 @@ use std::ffi::OsString;
 use std::io::{Read as _, Seek as _};
 use std::path::{Path, PathBuf};
 
-use ua_protocol::agent::{AgentEvent, ChildStatus};
+use ua_protocol::agent::{AgentEvent, ChildStatus, TokenUsage};
 use ua_protocol::journal::JournalEntry;
 
 use crate::child::fold::{Fold, Outcome};
@@ -119,7 +119,10 @@ impl Known {
             session: self.fold.session.clone(),
             instruction: self.fold.instruction.clone(),
             status,
-            usage: self.fold.usage,
+            usage: TokenUsage {
+                input: self.fold.usage.input + self.fold.descendants.input,
+                output: self.fold.usage.output + self.fold.descendants.output,
+            },
         }
     }
 }

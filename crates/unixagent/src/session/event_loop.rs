@@ -388,6 +388,11 @@ impl Session {
             return;
         }
         for e in events {
+            if let AgentEvent::Child { status, usage, .. } = &e
+                && *status != ua_protocol::agent::ChildStatus::Running
+            {
+                self.driver.descendants_used(*usage);
+            }
             if let Some(entry) = super::children::journal_entry(&e) {
                 self.driver.record(entry, &mut self.out);
             }

@@ -43,8 +43,9 @@ pub(crate) enum Chrome {
     HandOver,
     /// Where the cursor is after others wrote to the terminal.
     LineStart(bool),
-    /// The dim line closing a turn.
-    Footer { usage: Usage, commands: usize, elapsed: Duration },
+    /// The dim line closing a turn; `descendants`: what child agents that
+    /// ended during it used (`+N`).
+    Footer { usage: Usage, commands: usize, elapsed: Duration, descendants: TokenUsage },
     /// The question under a proposal, again (the editor failed).
     Question { strong: bool },
     /// What was typed at the question.

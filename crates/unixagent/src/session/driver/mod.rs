@@ -747,7 +747,8 @@ impl Driver {
             End::Answered | End::Stopped => {}
         }
         let (usage, steps, last_exit) = (turn.usage(), turn.steps(), turn.last_exit());
-        out.chrome(Chrome::Footer { usage, commands: steps, elapsed: self.started.elapsed() });
+        let descendants = self.records.descendants();
+        out.chrome(Chrome::Footer { usage, commands: steps, elapsed: self.started.elapsed(), descendants });
         let meta = self.model.answer_meta();
         self.records.answer(self.turn_no, self.model.call_no(), turn.messages(), meta, out);
         let cost_micros = self.model.model().and_then(|m| self.opts.pricing.get(m)).map(|price| price.micros(&usage));
@@ -756,6 +757,11 @@ impl Driver {
         let usage = TokenUsage { input: usage.input_tokens, output: usage.output_tokens };
         self.history = turn.into_messages();
         out.push(Out::TurnEnded(TurnEnd { end, status, usage, steps, last_exit }));
+    }
+
+    /// A child agent ended: its tokens join the turn's footer and end.
+    pub(in crate::session) fn descendants_used(&mut self, usage: TokenUsage) {
+        self.records.descendants_used(usage);
     }
 
     /// Carries on a session reopened with `--continue` or `--resume`: the

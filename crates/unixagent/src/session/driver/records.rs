@@ -14,6 +14,7 @@ use ua_context::prompt::UserCommand;
 use ua_context::secrets::redact_secrets;
 use ua_policy::audit::Record;
 use ua_policy::gate::{Decision, Request};
+use ua_protocol::agent::TokenUsage;
 use ua_protocol::conversation::{Message, Role};
 use ua_protocol::event::{StopReason, Usage};
 use ua_protocol::journal::{CallPurpose, DecisionOutcome, JournalEntry, TurnEndReason};
@@ -48,6 +49,8 @@ pub(in crate::session) struct Records {
     /// The audit id of the current command's records.
     audit_id: Option<String>,
     audit_failed: bool,
+    /// What children that ended since the last turn end used.
+    descendants: TokenUsage,
 }
 
 impl Records {
@@ -62,7 +65,19 @@ impl Records {
             audit_seq: 0,
             audit_id: None,
             audit_failed: false,
+            descendants: TokenUsage::default(),
         }
+    }
+
+    /// A child ended having used `usage` (its own children's included).
+    pub(in crate::session) fn descendants_used(&mut self, usage: TokenUsage) {
+        self.descendants.input += usage.input;
+        self.descendants.output += usage.output;
+    }
+
+    /// What children used since the last turn end.
+    pub(in crate::session) fn descendants(&self) -> TokenUsage {
+        self.descendants
     }
 
     pub(in crate::session) fn session_id(&self) -> &str {
@@ -193,7 +208,8 @@ impl Records {
             End::StepLimit => TurnEndReason::StepLimit,
         };
         let commands = u32::try_from(steps).unwrap_or(u32::MAX);
-        self.record(JournalEntry::TurnEnd { turn, reason, usage, commands, cost_micros }, out);
+        let descendants = Some(std::mem::take(&mut self.descendants)).filter(|d| d.input + d.output > 0);
+        self.record(JournalEntry::TurnEnd { turn, reason, usage, commands, cost_micros, descendants }, out);
         self.checkpoint(out);
     }
 
