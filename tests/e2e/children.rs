@@ -664,3 +664,125 @@ fn a_terminal_parents_footer_and_turn_end_add_what_its_children_used() {
         "the turn's own usage stays its own"
     );
 }
+
+/// A watched parent whose foreground child is stuck in a command that
+/// never ends (`cat` of a FIFO nobody writes): the terminal, and the pids
+/// of the parent's whole tree once the child's command runs.
+fn stuck_tree(home: &Home, work: &Path, server: &FakeProvider) -> (Term, Vec<i32>) {
+    let path = format!("{}:{}", home.path().join("bin").display(), std::env::var("PATH").unwrap_or_default());
+    let spawn = Spawn::new(unixagent())
+        .args(["--shell", "/bin/bash", "-c", "# hold the child"])
+        .env("HOME", home.path())
+        .env("XDG_CONFIG_HOME", home.path().join(".config"))
+        .env("XDG_DATA_HOME", home.path().join(".local/share"))
+        .env("PATH", path)
+        .env("SHELL", "/bin/bash")
+        .env("TMPDIR", home.path().join("tmp"))
+        .env("ANTHROPIC_BASE_URL", server.base_url())
+        .env("ANTHROPIC_API_KEY", "test-key")
+        .env("OPENAI_API_KEY", "")
+        .cwd(work);
+    let t = spawn.start();
+    let fifo = work.join("never");
+    wait_for_process(&format!("cat {}", fifo.display()));
+    let tree = descendants(t.pid().cast_signed());
+    // The parent, its shell, the child, the child's shell (and what its
+    // sandbox put between) and the child's command.
+    assert!(tree.len() >= 5, "{tree:?}");
+    (t, tree)
+}
+
+fn stuck_server(work: &Path) -> FakeProvider {
+    let fifo = work.join("never");
+    model(&scenario(&[
+        Script {
+            instruction: "hold the child",
+            answers: &[
+                &format!("$ mkfifo {f}; unixagent -c '# stuck child'; echo child=$?", f = fifo.display()),
+                "parent done",
+            ],
+        },
+        Script { instruction: "stuck child", answers: &[&format!("$ cat {}", fifo.display()), "unreachable"] },
+    ]))
+}
+
+/// `root` and every process below it, by walking /proc's parent links.
+fn descendants(root: i32) -> Vec<i32> {
+    let mut parents = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else { continue };
+        let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else { continue };
+        let Some(after) = stat.rfind(')').map(|i| &stat[i + 1..]) else { continue };
+        let ppid: i32 = after.split_whitespace().nth(1).and_then(|p| p.parse().ok()).unwrap_or(0);
+        parents.push((pid, ppid));
+    }
+    let mut tree = vec![root];
+    let mut i = 0;
+    while i < tree.len() {
+        let p = tree[i];
+        tree.extend(parents.iter().filter(|(_, pp)| *pp == p).map(|(c, _)| *c));
+        i += 1;
+    }
+    tree
+}
+
+/// Waits until none of `pids` is alive (a zombie waiting for its reaper
+/// counts as gone), failing with the leftovers' command lines.
+fn all_gone(pids: &[i32], what: &str) {
+    let alive = |p: &i32| {
+        std::fs::read_to_string(format!("/proc/{p}/stat")).is_ok_and(|s| {
+            let state = s.rfind(')').and_then(|i| s[i + 1..].split_whitespace().next().map(str::to_string));
+            state.as_deref() != Some("Z")
+        })
+    };
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        let left: Vec<&i32> = pids.iter().filter(|p| alive(p)).collect();
+        if left.is_empty() {
+            return;
+        }
+        if Instant::now() > deadline {
+            let lines: Vec<String> = left
+                .iter()
+                .map(|p| {
+                    let raw = std::fs::read(format!("/proc/{p}/cmdline")).unwrap_or_default();
+                    format!("{p}: {}", String::from_utf8_lossy(&raw).replace('\0', " "))
+                })
+                .collect();
+            panic!("{what}: left behind: {lines:#?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn ctrl_c_at_the_parent_cancels_a_foreground_child_and_leaves_nothing_behind() {
+    let (home, work) = tree_home(EVERYTHING, "");
+    let server = stuck_server(&work);
+    let (mut t, tree) = stuck_tree(&home, &work, &server);
+    let child = descendants(wait_for_process("unixagent -c # stuck child"));
+    t.send("\x03");
+    // The child's turn is cancelled and it ends, its shell and command
+    // with it; then the parent (a one-shot too) handles the interrupt of
+    // its own turn: it stops, and exits 130.
+    all_gone(&child, "after Ctrl+C");
+    assert_eq!(t.wait_exit(), 130, "{}", t.screen_text());
+    assert_eq!(requests_of(&server, "stuck child"), 1, "the child asked its model nothing more");
+    assert_eq!(requests_of(&server, "hold the child"), 1, "the parent asked its model nothing more");
+    all_gone(&tree, "once the parent ended");
+}
+
+#[test]
+fn a_killed_or_hung_up_root_takes_its_whole_tree_with_it() {
+    for (signal, name) in [
+        (nix::sys::signal::Signal::SIGTERM, "SIGTERM"),
+        (nix::sys::signal::Signal::SIGHUP, "SIGHUP"),
+        (nix::sys::signal::Signal::SIGKILL, "kill -9"),
+    ] {
+        let (home, work) = tree_home(EVERYTHING, "");
+        let server = stuck_server(&work);
+        let (t, tree) = stuck_tree(&home, &work, &server);
+        nix::sys::signal::kill(nix::unistd::Pid::from_raw(t.pid().cast_signed()), signal).unwrap();
+        all_gone(&tree, name);
+    }
+}

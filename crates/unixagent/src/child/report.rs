@@ -1,7 +1,7 @@
 //! A child's report to the session that started it.
 //!
 //! A session exports `UNIXAGENT_CHILDREN` into its shell: a private
-//! directory in the temporary directory, which it watches (see
+//! directory in its task board, which it watches (see
 //! `session::children`). A child agent started from that shell, admitted
 //! or not, makes one file there at admission and appends to it, one
 //! `write(2)` per line: a [`Header`] (its pid and instruction), then its
@@ -10,12 +10,13 @@
 //! so the parent hears of a `kill -9` too (the kernel's close
 //! notification, with no `result` line before it).
 //!
-//! Why the temporary directory: a child usually runs inside its parent's
-//! sandbox, where unixagent's data directory is hidden but the temporary
-//! directories stay writable (the fan-out slots live there for the same
-//! reason). Like the slots, the report is a record for the parent, not a
-//! security boundary: a command that may write the temporary directory may
-//! write a report too, and the parent only shows and journals it.
+//! Why the board: a child usually runs inside its parent's sandbox, where
+//! unixagent's data directory is hidden except for the session's board,
+//! the one hole the sandbox leaves writable; and nothing is left in the
+//! temporary directories. Names start with a dot, which the board's own
+//! watcher and readers pass by. Like the board, a report is a record for
+//! the parent, not a security boundary: a command that may write the board
+//! may write a report too, and the parent only shows and journals it.
 
 use std::fs::{File, OpenOptions};
 use std::io::Write as _;
@@ -55,7 +56,7 @@ static REPORT: OnceLock<File> = OnceLock::new();
 pub fn open(instruction: &str) {
     let Some(dir) = std::env::var_os(CHILDREN_ENV).filter(|d| Path::new(d).is_absolute()) else { return };
     let pid = std::process::id();
-    let name = format!("{pid}-{}.ndjson", std::time::UNIX_EPOCH.elapsed().map_or(0, |d| d.as_nanos()));
+    let name = format!(".{pid}-{}.ndjson", std::time::UNIX_EPOCH.elapsed().map_or(0, |d| d.as_nanos()));
     let Ok(mut file) = OpenOptions::new()
         .append(true)
         .create_new(true)

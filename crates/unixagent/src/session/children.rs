@@ -9,7 +9,8 @@
 //!   the child's session starts, one when it ends. A refused child only
 //!   ends; one whose report closed without a `result` (`kill -9`) ends as
 //!   an error.
-//! - [`Children`] is the thin driver: the session's report directory,
+//! - [`Children`] is the thin driver: the session's report directory (a
+//!   dot-directory in its task board, removed when the session ends),
 //!   watched with inotify (the `notify` crate) on a thread of its own that
 //!   sends each report that changed over a channel the loop reads. Nothing
 //!   polls.
@@ -157,16 +158,18 @@ pub(super) struct Children {
 }
 
 impl Children {
-    /// A private directory in the temporary directory, watched, and the
-    /// variable that names it to the shell. `None` when either fails: the
-    /// session then runs without hearing of its children.
-    pub(super) fn start() -> Option<(Children, (OsString, OsString))> {
+    /// A private directory in the session's task board, watched, and the
+    /// variable that names it to the shell. `None` when there is no board
+    /// or either step fails: the session then runs without hearing of its
+    /// children.
+    pub(super) fn start(board: Option<&Path>) -> Option<(Children, (OsString, OsString))> {
         use notify::Watcher as _;
         use std::os::unix::fs::PermissionsExt as _;
+        // A dot-name: the board's own watcher and readers pass it by.
         let dir = tempfile::Builder::new()
-            .prefix("unixagent-children-")
+            .prefix(".children-")
             .permissions(std::fs::Permissions::from_mode(0o700))
-            .tempdir()
+            .tempdir_in(board?)
             .ok()?;
         let (tx, changes) = tokio::sync::mpsc::unbounded_channel();
         let mut watch = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {

@@ -472,8 +472,11 @@ impl Session {
     fn turn_keys(&mut self, bytes: &[u8]) {
         if self.exec.running() {
             // The command has the terminal: every byte goes to the shell,
-            // so Ctrl+C interrupts it as it would without unixagent.
-            if bytes.contains(&0x03) && self.keys.double_interrupt() {
+            // so Ctrl+C interrupts it as it would without unixagent. A
+            // one-shot (a child agent in its parent's terminal, say) stops
+            // at the first: like any program given Ctrl+C, it ends, its
+            // shell with it, and whoever started it hears 130.
+            if bytes.contains(&0x03) && (self.keys.double_interrupt() || self.ends_with_turn) {
                 self.proxy.send(b"\x03");
                 self.drive(|d, out| d.input(Input::Cancel, out));
                 return;

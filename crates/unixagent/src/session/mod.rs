@@ -190,9 +190,9 @@ async fn run_async(opts: Options, batch: Option<BatchOptions>) -> anyhow::Result
     if let Some(j) = &journal {
         env.push((OsString::from("UNIXAGENT_JOURNAL"), j.path().as_os_str().to_owned()));
     }
-    crate::board::attach(session_dir.as_ref(), &mut env);
+    let board = crate::board::attach(session_dir.as_ref(), &mut env);
     // Watched before the shell starts, so no child can report unheard.
-    let children = children::Children::start().map(|(c, var)| {
+    let children = children::Children::start(board.as_ref().map(ua_store::board::Board::root)).map(|(c, var)| {
         env.push(var);
         c
     });
