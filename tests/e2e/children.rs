@@ -786,3 +786,58 @@ fn a_killed_or_hung_up_root_takes_its_whole_tree_with_it() {
         all_gone(&tree, name);
     }
 }
+
+#[test]
+fn a_foreground_child_shows_one_progress_line_then_its_fold_line_and_the_parent_reads_only_that() {
+    let (home, work) = tree_home(EVERYTHING, "");
+    let gate = work.join("gate");
+    let server = model(&scenario(&[
+        Script {
+            instruction: "fold a child",
+            answers: &[
+                &format!("$ mkfifo {}; unixagent -c '# the folded child'; echo folded=$?", gate.display()),
+                "parent done",
+            ],
+        },
+        Script {
+            instruction: "the folded child",
+            answers: &[&format!("$ cat {}; echo step-output-xyz", gate.display()), "the folded answer"],
+        },
+    ]));
+    let path = format!("{}:{}", home.path().join("bin").display(), std::env::var("PATH").unwrap_or_default());
+    let mut t = Spawn::new(unixagent())
+        .args(["--shell", "/bin/bash", "-c", "# fold a child"])
+        .env("HOME", home.path())
+        .env("XDG_CONFIG_HOME", home.path().join(".config"))
+        .env("XDG_DATA_HOME", home.path().join(".local/share"))
+        .env("PATH", path)
+        .env("SHELL", "/bin/bash")
+        .env("TMPDIR", home.path().join("tmp"))
+        .env("ANTHROPIC_BASE_URL", server.base_url())
+        .env("ANTHROPIC_API_KEY", "test-key")
+        .env("OPENAI_API_KEY", "")
+        .cwd(&work)
+        .start();
+    // While the child's command runs: one line naming the step, in place.
+    wait_for_process(&format!("cat {}", gate.display()));
+    let step = format!("$ cat {}; echo step-output-xyz", gate.display());
+    t.wait_for("the progress line", |s| {
+        s.text().lines().any(|l| l.starts_with("▸ child \"the folded child\" · ") && l.contains(&step[..20]))
+    });
+    std::fs::write(&gate, "go\n").unwrap();
+    assert_eq!(t.wait_exit(), 0, "{}", t.screen_text());
+    let screen = t.screen_text();
+    // At its end: the fold line, then its answer; the progress line is gone.
+    let fold = screen.lines().position(|l| l.starts_with("▸ child ") && l.contains("\"the folded child\" · done · "));
+    let fold = fold.unwrap_or_else(|| panic!("no fold line: {screen}"));
+    assert!(screen.lines().nth(fold).unwrap().contains("· 1 command"), "{screen}");
+    assert_eq!(screen.lines().nth(fold + 1).map(str::trim), Some("the folded answer"), "{screen}");
+    assert!(!screen.contains("step-output-xyz") && !screen.contains("· $ cat"), "{screen}");
+    // The parent's model got that and nothing else: no progress, no
+    // carriage returns, no escapes.
+    let parent = parent_saw(&server, "fold a child");
+    assert!(parent.contains("\"the folded child\" · done · ") && parent.contains("the folded answer"), "{parent:?}");
+    assert!(parent.contains("folded=0"), "{parent:?}");
+    assert!(!parent.contains("$ cat") && !parent.contains("thinking") && !parent.contains("step-output"), "{parent:?}");
+    assert!(!parent.contains('\x1b') && !parent.contains('\r'), "{parent:?}");
+}

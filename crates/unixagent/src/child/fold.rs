@@ -59,6 +59,8 @@ pub struct Fold {
     answer: String,
     /// Commands proposed, by id, until their result comes.
     proposed: Vec<(String, String)>,
+    /// The command running now, for the progress line.
+    current: Option<String>,
     first_ms: Option<u64>,
     last_ms: Option<u64>,
     /// The refusal's or error's line, when it ended that way.
@@ -78,6 +80,7 @@ impl Fold {
             denied: Vec::new(),
             answer: String::new(),
             proposed: Vec::new(),
+            current: None,
             first_ms: None,
             last_ms: None,
             error: None,
@@ -91,10 +94,12 @@ impl Fold {
             AgentEvent::Text { text } => self.answer.push_str(text),
             AgentEvent::Command { id, command, .. } => {
                 self.proposed.push((id.clone(), command.clone()));
+                self.current = Some(command.clone());
             }
             AgentEvent::CommandResult { id, status, output, .. } => {
                 // Text before a command was a step, not the answer.
                 self.answer.clear();
+                self.current = None;
                 let command = self.proposed.iter().find(|(i, _)| i == id).map(|(_, c)| c.clone());
                 if *status == CommandStatus::Denied
                     && let Some(c) = command
@@ -183,6 +188,16 @@ impl Fold {
     /// How long the journal says it ran.
     pub fn journal_duration(&self) -> Option<Duration> {
         Some(Duration::from_millis(self.last_ms?.saturating_sub(self.first_ms?)))
+    }
+
+    /// The progress line while it runs, at most `width` characters:
+    /// `▸ child "check the logs" · 1.2 s · $ grep -c timeout app.log`.
+    pub fn progress(&self, took: Duration, width: usize) -> String {
+        let step = self.current.as_deref().map_or_else(|| "thinking".to_string(), |c| format!("$ {c}"));
+        let line = format!("▸ child \"{}\" · {} · {step}", short(&self.instruction, 48), seconds(took));
+        // Only text: a control character would move the cursor off the line.
+        let line: String = line.chars().filter(|c| !c.is_control()).collect();
+        short(&line, width.max(8))
     }
 
     /// `▸ child 3f2a "check the logs" · done · 3.1 s · 1.8k tokens · 2 commands`

@@ -39,13 +39,15 @@ pub struct Admitted {
 /// session (before the limits are checked, so that a refusal reaches it
 /// too), checks the limits and takes a slot. The process must keep the
 /// returned value until it exits.
-pub fn admit(agent_run: bool, limits: Limits, instruction: &str) -> Result<Admitted, Refusal> {
+/// `report`: the instruction and whether the child is in the foreground of
+/// its parent's terminal.
+pub fn admit(agent_run: bool, limits: Limits, report: (&str, bool)) -> Result<Admitted, Refusal> {
     let env = TraceContext::inherited();
     let session = std::env::var(crate::shell::SESSION_ENV).ok().filter(|s| !s.is_empty());
     let lineage = Lineage::find(env.depth, session.as_deref(), &admission::ancestors(), &admission::own_comm());
     TraceContext::fix(TraceContext { depth: lineage.depth, ..env });
     if agent_run && lineage.child {
-        report::open(instruction);
+        report::open(report.0, report.1);
     }
     let slot = if agent_run { admission::admit(&lineage, limits, &std::env::temp_dir())? } else { None };
     Ok(Admitted { lineage, _slot: slot })

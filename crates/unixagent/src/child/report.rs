@@ -38,6 +38,10 @@ pub struct Header {
     pub pid: u32,
     /// The instruction given to `-c`; empty for one read from stdin.
     pub instruction: String,
+    /// In the foreground of the parent's terminal, where the parent
+    /// draws its progress.
+    #[serde(default)]
+    pub in_front: bool,
 }
 
 impl Header {
@@ -53,7 +57,7 @@ static REPORT: OnceLock<File> = OnceLock::new();
 /// Makes this child's report in the directory its parent watches, if the
 /// environment names one. A report that cannot be made is no reason not
 /// to run: the parent then shows the command's output only.
-pub fn open(instruction: &str) {
+pub fn open(instruction: &str, in_front: bool) {
     let Some(dir) = std::env::var_os(CHILDREN_ENV).filter(|d| Path::new(d).is_absolute()) else { return };
     let pid = std::process::id();
     let name = format!(".{pid}-{}.ndjson", std::time::UNIX_EPOCH.elapsed().map_or(0, |d| d.as_nanos()));
@@ -66,7 +70,7 @@ pub fn open(instruction: &str) {
     else {
         return;
     };
-    let header = Header { report: "child".into(), pid, instruction: instruction.to_string() };
+    let header = Header { report: "child".into(), pid, instruction: instruction.to_string(), in_front };
     let Ok(mut line) = serde_json::to_string(&header) else { return };
     line.push('\n');
     if file.write_all(line.as_bytes()).is_ok() {

@@ -19,6 +19,7 @@ use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::io::{Read as _, Seek as _};
 use std::path::{Path, PathBuf};
+use std::time::Instant;
 
 use ua_protocol::agent::{AgentEvent, ChildStatus, TokenUsage};
 use ua_protocol::journal::JournalEntry;
@@ -33,6 +34,10 @@ struct Known {
     fold: Fold,
     /// The child's process, from its report's header.
     pid: Option<u32>,
+    /// In the foreground of this session's terminal (from the header).
+    in_front: bool,
+    /// When its report was first read.
+    since: Instant,
     /// The end of a line not complete yet.
     partial: String,
     started: bool,
@@ -49,11 +54,20 @@ pub(super) struct Reports {
 impl Reports {
     /// `bytes` newly appended to the report `name`; `closed`: its writer
     /// has gone. Returns the `child` events this brings, in order.
-    pub(super) fn feed(&mut self, name: &str, bytes: &[u8], closed: bool) -> Vec<AgentEvent> {
+    pub(super) fn feed(&mut self, name: &str, (bytes, now): (&[u8], Instant), closed: bool) -> Vec<AgentEvent> {
         if !self.known.contains_key(name) {
             self.count += 1;
             let id = format!("c{}", self.count);
-            let k = Known { id, fold: Fold::new(""), pid: None, partial: String::new(), started: false, ended: false };
+            let k = Known {
+                id,
+                fold: Fold::new(""),
+                pid: None,
+                in_front: false,
+                since: now,
+                partial: String::new(),
+                started: false,
+                ended: false,
+            };
             self.known.insert(name.to_string(), k);
         }
         let mut out = Vec::new();
@@ -76,6 +90,14 @@ impl Reports {
         self.known.iter().filter(|(_, k)| !k.ended).map(|(n, k)| (n.clone(), k.pid)).collect()
     }
 
+    /// The progress line of the child running in the foreground of the
+    /// terminal (the latest one, if several claim to), at most `width`
+    /// characters.
+    pub(super) fn progress(&self, now: Instant, width: usize) -> Option<String> {
+        let k = self.known.values().filter(|k| k.in_front && !k.ended).max_by_key(|k| k.since)?;
+        Some(k.fold.progress(now.saturating_duration_since(k.since), width))
+    }
+
     /// Whether this report has said all it will.
     pub(super) fn ended(&self, name: &str) -> bool {
         self.known.get(name).is_some_and(|k| k.ended)
@@ -90,6 +112,7 @@ impl Known {
         if let Some(h) = Header::parse(line) {
             self.fold.instruction = h.instruction;
             self.pid = Some(h.pid);
+            self.in_front = h.in_front;
             return;
         }
         let Ok(e) = serde_json::from_str::<AgentEvent>(line) else { return };
@@ -155,6 +178,8 @@ pub(super) struct Children {
     /// How far each report has been read.
     read: BTreeMap<PathBuf, u64>,
     reports: Reports,
+    /// A progress line is on the terminal's current line.
+    drawn: bool,
 }
 
 impl Children {
@@ -185,7 +210,9 @@ impl Children {
         .ok()?;
         watch.watch(dir.path(), notify::RecursiveMode::NonRecursive).ok()?;
         let env = (OsString::from(CHILDREN_ENV), dir.path().as_os_str().to_owned());
-        Some((Children { dir, _watch: watch, changes, read: BTreeMap::new(), reports: Reports::default() }, env))
+        let children =
+            Children { dir, _watch: watch, changes, read: BTreeMap::new(), reports: Reports::default(), drawn: false };
+        Some((children, env))
     }
 
     /// The next report that changed.
@@ -209,11 +236,31 @@ impl Children {
         let from = self.read.get(&path).copied().unwrap_or(0);
         let bytes = read_from(&path, from);
         self.read.insert(path.clone(), from + bytes.len() as u64);
-        let events = self.reports.feed(&name, &bytes, closed);
+        let events = self.reports.feed(&name, (&bytes, Instant::now()), closed);
         if self.reports.ended(&name) {
             let _ = std::fs::remove_file(&path);
         }
         events
+    }
+
+    /// What to write on the terminal for the foreground child's progress:
+    /// its line over the current one, or, when none runs, a blank line
+    /// where one was drawn. `None`: nothing to change. The line goes to the
+    /// terminal only, never to the command's captured output.
+    pub(super) fn progress_line(&mut self, width: usize) -> Option<String> {
+        match self.reports.progress(Instant::now(), width) {
+            Some(line) => {
+                self.drawn = true;
+                Some(format!("\r{line}\x1b[K"))
+            }
+            None => self.clear_line(),
+        }
+    }
+
+    /// Erases the progress line, if one is drawn (before the command's own
+    /// output, or when the child ends).
+    pub(super) fn clear_line(&mut self) -> Option<String> {
+        std::mem::take(&mut self.drawn).then(|| "\r\x1b[K".to_string())
     }
 
     /// Reads every report to its end now, rather than when its
@@ -271,13 +318,13 @@ mod tests {
     #[test]
     fn a_child_starts_with_its_session_and_ends_with_its_result() {
         let mut r = Reports::default();
-        assert!(r.feed("a", HEADER.as_bytes(), false).is_empty());
+        assert!(r.feed("a", (HEADER.as_bytes(), Instant::now()), false).is_empty());
         // Split mid-line: nothing until the line is whole.
         let (one, two) = SESSION.split_at(20);
-        assert!(r.feed("a", one.as_bytes(), false).is_empty());
-        let started = r.feed("a", two.as_bytes(), false);
+        assert!(r.feed("a", (one.as_bytes(), Instant::now()), false).is_empty());
+        let started = r.feed("a", (two.as_bytes(), Instant::now()), false);
         assert_eq!(statuses(&started), [("c1".to_string(), ChildStatus::Running)]);
-        let ended = r.feed("a", RESULT.as_bytes(), false);
+        let ended = r.feed("a", (RESULT.as_bytes(), Instant::now()), false);
         assert_eq!(
             ended,
             [AgentEvent::Child {
@@ -289,7 +336,7 @@ mod tests {
             }]
         );
         // Its writer closing after the result adds nothing.
-        assert!(r.feed("a", b"", true).is_empty());
+        assert!(r.feed("a", (&b""[..], Instant::now()), true).is_empty());
     }
 
     #[test]
@@ -300,16 +347,22 @@ mod tests {
             r#"{"type":"error","message":"not started","kind":"depth"}"#,
             r#"{"type":"result","status":"error","exit_code":77,"usage":{"input":0,"output":0},"commands":0}"#
         );
-        assert_eq!(statuses(&r.feed("b", text.as_bytes(), true)), [("c1".to_string(), ChildStatus::Refused)]);
+        assert_eq!(
+            statuses(&r.feed("b", (text.as_bytes(), Instant::now()), true)),
+            [("c1".to_string(), ChildStatus::Refused)]
+        );
     }
 
     #[test]
     fn a_report_closed_without_a_result_is_an_error() {
         let mut r = Reports::default();
-        r.feed("x", HEADER.as_bytes(), false);
+        r.feed("x", (HEADER.as_bytes(), Instant::now()), false);
         let text = format!("{HEADER}{SESSION}");
-        assert_eq!(statuses(&r.feed("y", text.as_bytes(), false)), [("c2".to_string(), ChildStatus::Running)]);
-        assert_eq!(statuses(&r.feed("y", b"", true)), [("c2".to_string(), ChildStatus::Error)]);
+        assert_eq!(
+            statuses(&r.feed("y", (text.as_bytes(), Instant::now()), false)),
+            [("c2".to_string(), ChildStatus::Running)]
+        );
+        assert_eq!(statuses(&r.feed("y", (&b""[..], Instant::now()), true)), [("c2".to_string(), ChildStatus::Error)]);
         assert!(r.ended("y"));
         assert!(!r.ended("x"));
     }

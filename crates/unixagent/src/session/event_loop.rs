@@ -335,10 +335,12 @@ impl Session {
         match self.exec.route(bytes) {
             Routed::Hidden => {}
             Routed::Shown => {
+                self.clear_child_progress();
                 self.proxy.shown_for_agent(bytes);
                 self.proxy.write_out(bytes);
             }
             Routed::Text(text) => {
+                self.clear_child_progress();
                 self.proxy.shown_for_agent(bytes);
                 if !text.is_empty() {
                     self.proxy.write_out(text.as_bytes());
@@ -374,6 +376,28 @@ impl Session {
         let Some(children) = self.children.as_mut() else { return };
         let events = children.read(change);
         self.children_said(events);
+        self.child_progress();
+    }
+
+    /// The foreground child's progress line, drawn on the terminal while
+    /// the agent's command that started it runs: beside the command's
+    /// output, never in what is captured of it.
+    fn child_progress(&mut self) {
+        if self.front.lines_only() || !self.exec.running() {
+            return;
+        }
+        let width = usize::from(crate::terminal::size().0).saturating_sub(1);
+        if let Some(text) = self.children.as_mut().and_then(|c| c.progress_line(width)) {
+            self.proxy.write_out(text.as_bytes());
+        }
+    }
+
+    /// Erases a child's progress line before anything else is written
+    /// where it stands.
+    fn clear_child_progress(&mut self) {
+        if let Some(text) = self.children.as_mut().and_then(Children::clear_line) {
+            self.proxy.write_out(text.as_bytes());
+        }
     }
 
     /// Every child's report read to its end now (see `Children::settle`).
@@ -430,6 +454,7 @@ impl Session {
     fn on_command_ended(&mut self, code: Option<i32>) {
         let Some((rest, finished)) = self.exec.command_ended(code) else { return };
         if finished.is_some() {
+            self.clear_child_progress();
             self.settle_children();
         }
         if !rest.is_empty() {
