@@ -485,6 +485,19 @@ fn a_killed_child_fails_its_command_frees_its_slot_and_shows_as_crashed() {
     let states: Vec<(&str, u64)> =
         list.iter().map(|s| (s["state"].as_str().unwrap(), s["depth"].as_u64().unwrap())).collect();
     assert_eq!(states, [("ended", 0), ("crashed", 1), ("ended", 1)], "{list:#?}");
+    // The parent's journal: the killed child ended as an error, before the
+    // one after it started.
+    let children: Vec<(String, String)> = journal_of(&home, list[0]["id"].as_str().unwrap())
+        .into_iter()
+        .filter(|l| l["type"] == "child")
+        .map(|l| (l["instruction"].as_str().unwrap().to_string(), l["status"].as_str().unwrap().to_string()))
+        .collect();
+    let pairs: Vec<(&str, &str)> = children.iter().map(|(i, s)| (i.as_str(), s.as_str())).collect();
+    assert_eq!(
+        pairs,
+        [("get stuck", "running"), ("get stuck", "error"), ("after it", "running"), ("after it", "ok")],
+        "{children:?}"
+    );
 }
 
 /// The pid of the process whose command line is `cmdline` (its words
