@@ -8,8 +8,12 @@
 # protocol's definitions for the trace export tests; and for the remote tests
 # an OpenSSH server and client on loopback with scp, rsync and git over them
 # and libnss_wrapper (the test accounts live in a passwd file of the test's
-# own). Debian and Ubuntu only; elsewhere it names what is missing. Quiet,
-# and it only installs what is missing.
+# own). For the release artefacts (make dist, deb, check-dist): musl's C
+# compiler for the static build, file(1), man-db, and busybox-static, the
+# one shell in the bare chroot the static binary is run in (the musl
+# target itself is added by scripts/dist.sh, cargo-deb by scripts/deb.sh).
+# Debian and Ubuntu only; elsewhere it names what is missing. Quiet, and it
+# only installs what is missing.
 set -euo pipefail
 
 need=()
@@ -41,6 +45,12 @@ python3 -m pip --version >/dev/null 2>&1 || need+=(python3-pip)
 [ -r /usr/share/zsh-autosuggestions/zsh-autosuggestions.zsh ] || need+=(zsh-autosuggestions)
 [ -r /usr/share/zsh-syntax-highlighting/zsh-syntax-highlighting.zsh ] || need+=(zsh-syntax-highlighting)
 [ -r /usr/share/powerlevel9k/powerlevel9k.zsh-theme ] || need+=(zsh-theme-powerlevel9k)
+# The release artefacts.
+have make || need+=(make)
+have file || need+=(file)
+have man || need+=(man-db)
+have x86_64-linux-musl-gcc || need+=(musl-tools)
+dpkg -s busybox-static >/dev/null 2>&1 || need+=(busybox-static)
 
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo"

@@ -428,7 +428,7 @@ fn without_landlock(b: &Box, script: &str, config: Option<&str>) -> Out {
 }
 
 /// Makes the Landlock system calls of `c`'s process fail with ENOSYS.
-fn without_landlock_syscalls(c: &mut Command) {
+pub fn without_landlock_syscalls(c: &mut Command) {
     let filter = landlock_enosys();
     // SAFETY: the closure only makes the two system calls that install a
     // filter, which are async-signal-safe.

@@ -14,6 +14,8 @@
 //!   the choice of backend; [`key`]: API keys that never print.
 //! - [`transport`]: the HTTP client, timeouts, retries with backoff before
 //!   the first event ([`retry`]).
+//! - [`probe`]: whether an endpoint answers and takes the key, without
+//!   spending tokens (`unixagent doctor`).
 //! - [`tokens`]: token estimate, context windows, session budget.
 //! - [`limits`]: what a server says when a request does not fit (the
 //!   prompt, or the output asked for), and the retry that follows.
@@ -62,6 +64,7 @@ pub mod error;
 pub mod key;
 pub mod limits;
 pub mod openai;
+pub mod probe;
 pub mod provider;
 pub mod retry;
 pub mod sse;

@@ -72,6 +72,21 @@ impl Transport {
             .map_err(|e| BackendError::Config(format!("cannot set up the HTTP client: {}", chain(&e))))?;
         Ok(Self { client, retry: options.retry.clone() })
     }
+
+    /// One GET with `headers`, given up after `timeout`: the response's
+    /// status, or why there was none, as one line (for [`crate::probe`]).
+    pub(crate) async fn status(
+        &self,
+        url: &str,
+        headers: &[(String, String)],
+        timeout: Duration,
+    ) -> Result<u16, String> {
+        let mut req = self.client.get(url).timeout(timeout);
+        for (k, v) in headers {
+            req = req.header(k, v);
+        }
+        req.send().await.map(|r| r.status().as_u16()).map_err(|e| chain(&e))
+    }
 }
 
 /// One prepared provider request. Deliberately not `Debug`: its headers

@@ -367,15 +367,15 @@ fn loopback_up() -> Result<(), SandboxError> {
     for (i, b) in b"lo".iter().enumerate() {
         req.ifr_name[i] = *b as libc::c_char;
     }
+    // nix's wrappers, because the request's C type differs between glibc
+    // (unsigned long) and musl (int).
+    nix::ioctl_read_bad!(get_flags, libc::SIOCGIFFLAGS, libc::ifreq);
+    nix::ioctl_write_ptr_bad!(set_flags, libc::SIOCSIFFLAGS, libc::ifreq);
     // SAFETY: SIOCGIFFLAGS and SIOCSIFFLAGS read and write the ifreq we own.
     unsafe {
-        if libc::ioctl(fd.as_raw_fd(), libc::SIOCGIFFLAGS, &mut req) != 0 {
-            return Err(err(std::io::Error::last_os_error()));
-        }
+        get_flags(fd.as_raw_fd(), &mut req).map_err(|e| err(e.into()))?;
         req.ifr_ifru.ifru_flags |= libc::IFF_UP as libc::c_short;
-        if libc::ioctl(fd.as_raw_fd(), libc::SIOCSIFFLAGS, &req) != 0 {
-            return Err(err(std::io::Error::last_os_error()));
-        }
+        set_flags(fd.as_raw_fd(), &req).map_err(|e| err(e.into()))?;
     }
     Ok(())
 }

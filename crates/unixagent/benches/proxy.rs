@@ -13,7 +13,10 @@
 //! It builds nothing: `make bench` builds the release binary first, and this
 //! program takes it from `$UA_BENCH_BIN`, else `$CARGO_TARGET_DIR/release`,
 //! else the workspace's `target/release`. `UA_BENCH_QUICK=1` runs a short
-//! version that only shows the benchmark works.
+//! version that only shows the benchmark works. `UA_BENCH_ALSO=LABEL=PATH`
+//! (comma-separated) runs other unixagent binaries beside it in the same
+//! run, taking turns with the others, and adds a table comparing them with
+//! it (`make bench-static`: the static musl build against the glibc one).
 //!
 //! Every shell gets a throwaway HOME whose `.bashrc` sets a marker prompt,
 //! so the user's dotfiles and history take no part.
@@ -103,16 +106,17 @@ enum Contender {
     Bare,
     Script,
     Unixagent,
+    /// Another unixagent binary: the index into `Rig::also`.
+    Also(usize),
 }
 
-const CONTENDERS: [Contender; 3] = [Contender::Bare, Contender::Script, Contender::Unixagent];
-
 impl Contender {
-    fn title(self) -> &'static str {
+    fn title(self, rig: &Rig) -> String {
         match self {
-            Self::Bare => "bare PTY",
-            Self::Script => "script -q",
-            Self::Unixagent => "unixagent",
+            Self::Bare => "bare PTY".into(),
+            Self::Script => "script -q".into(),
+            Self::Unixagent => "unixagent".into(),
+            Self::Also(i) => rig.also[i].0.clone(),
         }
     }
 }
@@ -131,6 +135,9 @@ struct Figures {
     idle_rss_kib: u64,
     idle_wakeups: u64,
     peak_rss_kib: u64,
+    /// `policy explain` runs of a unixagent (Cedar loaded and asked once:
+    /// the allocation-heavy start of every agent turn), when compared.
+    explains: Vec<Duration>,
 }
 
 fn run() -> anyhow::Result<()> {
@@ -139,13 +146,14 @@ fn run() -> anyhow::Result<()> {
     let rig = Rig::new()?;
     let file = rig.home.path().join("big.txt");
     write_file(&file, plan.file_bytes)?;
-    let mut figs: Vec<Figures> = CONTENDERS.iter().map(|_| Figures::default()).collect();
+    let contenders = rig.contenders();
+    let mut figs: Vec<Figures> = contenders.iter().map(|_| Figures::default()).collect();
 
     // Contenders take turns in every phase, so a burst of load from
     // elsewhere on the machine is shared out rather than hitting one column.
-    measure_startup(&plan, &rig, &mut figs)?;
+    measure_startup(&plan, &rig, &contenders, &mut figs)?;
     let mut sessions = Vec::new();
-    for c in CONTENDERS {
+    for c in contenders.iter().copied() {
         sessions.push(Session::start(&rig, c)?);
     }
     measure_idle(&plan, &sessions, &mut figs)?;
@@ -160,21 +168,50 @@ fn run() -> anyhow::Result<()> {
     }
     progress("");
     print!("{}", report(&plan, &figs, &load_before, &loadavg()));
+    if !rig.also.is_empty() {
+        measure_explain(&plan, &rig, &contenders, &mut figs)?;
+        print!("{}", compare(&plan, &rig, &figs));
+    }
     Ok(())
 }
 
 /// Time from spawning until the prompt is on the terminal, each run in a
 /// fresh process.
-fn measure_startup(plan: &Plan, rig: &Rig, figs: &mut [Figures]) -> anyhow::Result<()> {
+fn measure_startup(plan: &Plan, rig: &Rig, contenders: &[Contender], figs: &mut [Figures]) -> anyhow::Result<()> {
     for round in 0..plan.starts {
         progress(&format!("startup {}/{}", round + 1, plan.starts));
-        for (c, f) in CONTENDERS.iter().zip(figs.iter_mut()) {
+        for (c, f) in contenders.iter().zip(figs.iter_mut()) {
             let started = Instant::now();
             let s = Session::start(rig, *c)?;
             f.startups.push(started.elapsed());
             s.close()?;
         }
     }
+    Ok(())
+}
+
+/// `unixagent policy explain` run by each unixagent in turn: loading the
+/// Cedar policy allocates a great deal, which is where a slow allocator
+/// shows (musl's own took twice as long as glibc's).
+fn measure_explain(plan: &Plan, rig: &Rig, contenders: &[Contender], figs: &mut [Figures]) -> anyhow::Result<()> {
+    for round in 0..plan.starts {
+        progress(&format!("policy explain {}/{}", round + 1, plan.starts));
+        for (c, f) in contenders.iter().zip(figs.iter_mut()) {
+            if matches!(c, Contender::Bare | Contender::Script) {
+                continue;
+            }
+            let mut explain = Command::new(rig.binary(*c));
+            explain.args(["policy", "explain", "ls -la | grep x"]).stdout(Stdio::null());
+            rig.environment(&mut explain);
+            let started = Instant::now();
+            let status = explain.status().context("running policy explain")?;
+            f.explains.push(started.elapsed());
+            if !status.success() {
+                bail!("policy explain failed under {}", c.title(rig));
+            }
+        }
+    }
+    progress("");
     Ok(())
 }
 
@@ -320,6 +357,8 @@ struct Rig {
     bash: PathBuf,
     script: PathBuf,
     unixagent: PathBuf,
+    /// Other unixagent binaries measured beside it, with their labels.
+    also: Vec<(String, PathBuf)>,
     path: OsString,
 }
 
@@ -340,7 +379,22 @@ impl Rig {
             .context("writing the benchmark .bashrc")?;
         std::fs::write(home.path().join("config.toml"), "# unixagent defaults\n")
             .context("writing the benchmark config")?;
-        Ok(Self { home, bash, script, unixagent, path })
+        let also = std::env::var("UA_BENCH_ALSO")
+            .unwrap_or_default()
+            .split(',')
+            .filter(|e| !e.is_empty())
+            .map(|e| match e.split_once('=') {
+                Some((label, p)) if Path::new(p).is_file() => Ok((label.to_string(), PathBuf::from(p))),
+                _ => bail!("UA_BENCH_ALSO entries are LABEL=PATH to a unixagent binary; {e:?} is not"),
+            })
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        Ok(Self { home, bash, script, unixagent, also, path })
+    }
+
+    fn contenders(&self) -> Vec<Contender> {
+        let mut c = vec![Contender::Bare, Contender::Script, Contender::Unixagent];
+        c.extend((0..self.also.len()).map(Contender::Also));
+        c
     }
 
     fn command(&self, c: Contender) -> Command {
@@ -351,12 +405,26 @@ impl Rig {
                 cmd.args(["-q", "-c"]).arg(&self.bash).arg("/dev/null");
                 cmd
             }
-            Contender::Unixagent => {
-                let mut cmd = Command::new(&self.unixagent);
+            Contender::Unixagent | Contender::Also(_) => {
+                let mut cmd = Command::new(self.binary(c));
                 cmd.arg("--shell").arg(&self.bash);
                 cmd
             }
         };
+        self.environment(&mut cmd);
+        cmd
+    }
+
+    /// The unixagent binary `c` runs (the one under test for the others).
+    fn binary(&self, c: Contender) -> &Path {
+        match c {
+            Contender::Also(i) => &self.also[i].1,
+            _ => &self.unixagent,
+        }
+    }
+
+    /// The fixed environment and directory every contender starts with.
+    fn environment(&self, cmd: &mut Command) {
         let home = self.home.path();
         cmd.env_clear()
             .env("PATH", &self.path)
@@ -368,7 +436,6 @@ impl Rig {
             .env("XDG_DATA_HOME", home.join(".local/share"))
             .env("UNIXAGENT_CONFIG", home.join("config.toml"))
             .current_dir(home);
-        cmd
     }
 }
 
@@ -396,7 +463,7 @@ impl Session {
         // SAFETY: the hook runs between fork and exec and only makes
         // async-signal-safe system calls.
         unsafe { cmd.pre_exec(take_terminal) };
-        let child = cmd.spawn().with_context(|| format!("starting {}", c.title()))?;
+        let child = cmd.spawn().with_context(|| format!("starting {}", c.title(rig)))?;
         // The parent's copies of the slave side close here, so a closed
         // session reads as EOF instead of hanging.
         drop(cmd);
@@ -406,7 +473,7 @@ impl Session {
     /// Spawns `c` and waits until its prompt is on the terminal.
     fn start(rig: &Rig, c: Contender) -> anyhow::Result<Self> {
         let mut s = Self::spawn(rig, c)?;
-        s.wait_for(PROMPT, STEP_TIMEOUT).with_context(|| format!("{} never showed its prompt", c.title()))?;
+        s.wait_for(PROMPT, STEP_TIMEOUT).with_context(|| format!("{} never showed its prompt", c.title(rig)))?;
         Ok(s)
     }
 
@@ -666,5 +733,52 @@ fn report(plan: &Plan, figs: &[Figures], load_before: &str, load_after: &str) ->
         out,
         "\nMB = 10^6 bytes. RSS, wake-ups and CPU are those of the proxy process (script, unixagent; on the bare PTY, bash)."
     );
+    out
+}
+
+/// A row of the comparison: its name, how to read it from the figures,
+/// and its decimals.
+type Row<'a> = (String, &'a dyn Fn(&Figures) -> f64, usize);
+
+/// The other unixagent binaries next to the first, measured in the same
+/// run: the figures that tell builds apart.
+fn compare(plan: &Plan, rig: &Rig, figs: &[Figures]) -> String {
+    let mib = plan.file_bytes >> 20;
+    let startup = |f: &Figures| median(&f.startups.iter().map(|d| d.as_secs_f64() * 1e3).collect::<Vec<_>>());
+    let explain = |f: &Figures| median(&f.explains.iter().map(|d| d.as_secs_f64() * 1e3).collect::<Vec<_>>());
+    let rows: Vec<Row<'_>> = vec![
+        (format!("throughput, cat {mib} MiB (MB/s, median)"), &|f: &Figures| median(&f.mb_per_s), 0),
+        (
+            format!("proxy CPU per {mib} MiB (s)"),
+            &|f: &Figures| f.cpu.as_secs_f64() / f.mb_per_s.len().max(1) as f64,
+            2,
+        ),
+        ("startup to prompt (ms, median)".into(), &startup, 1),
+        ("policy explain: Cedar loaded (ms, median)".into(), &explain, 1),
+        ("echo latency p50 (µs)".into(), &|f: &Figures| percentile_us(&f.echoes, 50), 0),
+        ("echo latency p99 (µs)".into(), &|f: &Figures| percentile_us(&f.echoes, 99), 0),
+        ("idle RSS (KiB)".into(), &|f: &Figures| f.idle_rss_kib as f64, 0),
+    ];
+    let mut out = String::new();
+    let _ = writeln!(out, "\nunixagent builds side by side (same run; ratio: each / unixagent)");
+    let _ = write!(out, "\n{:<44} {:>10}", "metric", "unixagent");
+    for (label, _) in &rig.also {
+        let _ = write!(out, " {label:>10} {:>8}", "ratio");
+    }
+    let _ = writeln!(out);
+    // figs[2] is the unixagent under test; the others follow in order.
+    for (name, get, decimals) in rows {
+        let base = get(&figs[2]);
+        let _ = write!(out, "{name:<44} {base:>10.decimals$}");
+        for f in &figs[3..] {
+            let v = get(f);
+            let _ = write!(out, " {v:>10.decimals$} {:>7.2}x", v / base);
+        }
+        let _ = writeln!(out);
+    }
+    for (label, path) in &rig.also {
+        let _ = writeln!(out, "{label}: {}", path.display());
+    }
+    let _ = writeln!(out, "unixagent: {}", rig.unixagent.display());
     out
 }

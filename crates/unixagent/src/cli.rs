@@ -3,7 +3,8 @@
 use std::ffi::OsString;
 use std::path::PathBuf;
 
-use clap::{Parser, Subcommand};
+use clap::{Parser, Subcommand, ValueEnum, ValueHint};
+use clap_complete::engine::ArgValueCompleter;
 
 /// An agent that lives in your terminal.
 ///
@@ -11,7 +12,7 @@ use clap::{Parser, Subcommand};
 /// A line typed at the prompt that starts with `#` becomes an instruction
 /// for the agent; everything else goes to the shell as always.
 #[derive(Debug, Parser)]
-#[command(name = "unixagent", version, args_conflicts_with_subcommands = true)]
+#[command(name = "unixagent", version = env!("UA_VERSION"), args_conflicts_with_subcommands = true)]
 pub struct Cli {
     /// Run STRING and exit. A STRING starting with `#` is a one-shot
     /// instruction; anything else runs exactly as `$SHELL -c STRING` would.
@@ -24,12 +25,12 @@ pub struct Cli {
     pub login: bool,
 
     /// The shell to run (default: shell.command in the config, else $SHELL).
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "PATH", value_hint = ValueHint::ExecutablePath)]
     pub shell: Option<PathBuf>,
 
     /// Use this config file [env: UNIXAGENT_CONFIG; default:
     /// $XDG_CONFIG_HOME/unixagent/config.toml].
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "PATH", value_hint = ValueHint::FilePath)]
     pub config: Option<PathBuf>,
 
     /// Batch mode: agent events as NDJSON lines on stdout; instructions,
@@ -48,7 +49,7 @@ pub struct Cli {
     /// Narrow the command policy with this file (.cedar or .toml). It can
     /// only take permissions away; agents started inside this session keep
     /// it (through UNIXAGENT_POLICY_LAYERS).
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "PATH", value_hint = ValueHint::FilePath)]
     pub policy: Option<PathBuf>,
 
     /// Start the interactive shell itself inside the kernel sandbox (your
@@ -67,7 +68,13 @@ pub struct Cli {
 
     /// Continue the session with this id (a unique prefix is enough);
     /// without an id, list recent sessions to choose from.
-    #[arg(long, value_name = "ID", num_args = 0..=1, default_missing_value = "")]
+    #[arg(
+        long,
+        value_name = "ID",
+        num_args = 0..=1,
+        default_missing_value = "",
+        add = ArgValueCompleter::new(crate::completions::session_ids)
+    )]
     pub resume: Option<String>,
 
     /// Tokens, commands and cost by session and by day, from the session
@@ -143,6 +150,36 @@ pub enum Sub {
         #[arg(last = true, value_name = "COMMAND")]
         command: Vec<OsString>,
     },
+    /// Check this machine for what keeps unixagent from working: the shells
+    /// and their start-up files, the kernel sandbox, the model backends,
+    /// the config, policy and data files, the login shell. Exits 1 when
+    /// something is a problem.
+    Doctor {
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+        /// Do not contact the model backends.
+        #[arg(long)]
+        offline: bool,
+    },
+    /// Print the completion script for SHELL (install it where the shell
+    /// looks, or source it from the shell's start-up file).
+    Completions {
+        /// The shell the script is for.
+        #[arg(value_enum)]
+        shell: CompletionShell,
+    },
+    /// Print the manual page (roff), as installed as unixagent.1.
+    #[command(name = "__man", hide = true)]
+    Man,
+}
+
+/// The shells `unixagent completions` writes scripts for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CompletionShell {
+    Bash,
+    Zsh,
+    Fish,
 }
 
 #[derive(Debug, Subcommand)]
@@ -159,11 +196,13 @@ pub enum SessionsAction {
     /// A session's conversation as a person reads it.
     Show {
         /// The session id, or a unique prefix of it.
+        #[arg(add = ArgValueCompleter::new(crate::completions::session_ids))]
         id: String,
     },
     /// A session's conversation as Markdown or its journal as JSONL.
     Export {
         /// The session id, or a unique prefix of it.
+        #[arg(add = ArgValueCompleter::new(crate::completions::session_ids))]
         id: String,
         #[arg(long, value_parser = ["md", "jsonl"], default_value = "md")]
         format: String,
@@ -252,10 +291,16 @@ pub enum PolicyAction {
         #[arg(long)]
         json: bool,
         /// The command, quoted as one argument.
+        #[arg(value_hint = ValueHint::CommandString)]
         command: String,
     },
     /// Validate the policy files.
     Check,
+}
+
+/// The command line as clap sees it, for completion and the manual page.
+pub fn command() -> clap::Command {
+    <Cli as clap::CommandFactory>::command()
 }
 
 #[cfg(test)]

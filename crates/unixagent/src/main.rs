@@ -9,9 +9,12 @@ mod agent;
 mod board;
 mod child;
 mod cli;
+mod completions;
 mod config;
+mod doctor;
 mod editor;
 mod keyboard;
+mod man;
 mod pipe;
 mod policy_cmd;
 mod sandbox;
@@ -28,6 +31,12 @@ use std::time::Duration;
 
 use clap::Parser;
 
+/// The static build's allocator: musl's own made loading the policy two
+/// to three times slower than glibc's malloc (see Cargo.toml).
+#[cfg(target_env = "musl")]
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     // The sandbox launcher first, while the process is single-threaded.
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
@@ -35,6 +44,15 @@ fn main() -> ExitCode {
     if args.get(1).is_some_and(|a| a == sandbox::LAUNCHER) {
         return ExitCode::from(u8::try_from(sandbox::launcher(&args[2..])).unwrap_or(1));
     }
+    // A completion script asking for candidates (UNIXAGENT_COMPLETE set):
+    // answered before anything else runs, and the process exits.
+    completions::answer_if_asked();
+    home_from_account();
+    with_room_to_recurse(body)
+}
+
+/// Everything after the launcher and the completion answer.
+fn body() -> ExitCode {
     // Login programs start a login shell with a leading `-` in argv[0].
     let login_by_name = std::env::args_os()
         .next()
@@ -50,8 +68,45 @@ fn main() -> ExitCode {
     }
 }
 
+/// The stack the static build runs on: what glibc's main thread gets.
+#[cfg(target_env = "musl")]
+const STACK: usize = 8 << 20;
+
+/// Runs `f` on a thread with [`STACK`] of stack. musl reports to
+/// `pthread_getattr_np` only the part of the main thread's stack mapped so
+/// far; cedar's evaluator measures the stack it has left before each level
+/// of recursion and took that for exhaustion, so in the static build every
+/// decision failed with "recursion limit reached". The launcher stays on
+/// the main thread: it must be single-threaded to enter namespaces.
+#[cfg(target_env = "musl")]
+fn with_room_to_recurse(f: fn() -> ExitCode) -> ExitCode {
+    match std::thread::Builder::new().name("unixagent".into()).stack_size(STACK).spawn(f).map(|t| t.join()) {
+        Ok(Ok(code)) => code,
+        // The panic hook has printed the message already.
+        Ok(Err(_)) => ExitCode::from(101),
+        Err(e) => {
+            eprintln!("unixagent: could not start its main thread: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// glibc's main thread reports its whole stack: `f` runs right here.
+#[cfg(not(target_env = "musl"))]
+fn with_room_to_recurse(f: fn() -> ExitCode) -> ExitCode {
+    f()
+}
+
 fn run(cli: cli::Cli, login_by_name: bool) -> anyhow::Result<i32> {
     let login = cli.login || login_by_name;
+    match &cli.sub {
+        Some(cli::Sub::Completions { shell }) => return Ok(completions::print(*shell)),
+        Some(cli::Sub::Man) => return Ok(man::print()),
+        Some(cli::Sub::Doctor { json, offline }) => {
+            return Ok(doctor::run(&doctor::Options { config: cli.config.clone(), json: *json, offline: *offline }));
+        }
+        _ => {}
+    }
     if let Some(cli::Sub::Policy { action }) = &cli.sub {
         return Ok(match action {
             cli::PolicyAction::Explain { json, command } => policy_cmd::explain(command, *json),
@@ -255,6 +310,19 @@ fn run(cli: cli::Cli, login_by_name: bool) -> anyhow::Result<i32> {
         anyhow::bail!("could not run {}: {err}", shell.display());
     }
     session::run(session(cfg.shell.integration, cli.shell_debug, None, None))
+}
+
+/// Started with no HOME (`env -i`, an init system, a bare container),
+/// takes it from the account's passwd entry, as login(1) and sshd set it:
+/// the config, the policy and the data directory are all found from it.
+fn home_from_account() {
+    if std::env::var_os("HOME").is_some_and(|h| !h.is_empty()) {
+        return;
+    }
+    if let Ok(Some(user)) = nix::unistd::User::from_uid(nix::unistd::getuid()) {
+        // SAFETY: called from main before any thread is started.
+        unsafe { std::env::set_var("HOME", &user.dir) };
+    }
 }
 
 /// A child's one-shot: its instruction as a batch run with no input (a

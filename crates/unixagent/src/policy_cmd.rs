@@ -46,9 +46,14 @@ pub fn explain(command: &str, json: bool) -> i32 {
     explain::exit_code(&decision)
 }
 
+/// What `policy check` finds, without printing it.
+pub fn check_report() -> Result<explain::CheckReport, String> {
+    config().and_then(|cfg| explain::check(&cfg).map_err(|e| e.to_string()))
+}
+
 /// Validates the policy files; 0 when they load, 1 with the errors.
 pub fn check() -> i32 {
-    match config().and_then(|cfg| explain::check(&cfg).map_err(|e| e.to_string())) {
+    match check_report() {
         Ok(report) => {
             print!("{}", report.render());
             let layers = crate::agent::gate::layers(None).unwrap_or_default();

@@ -29,7 +29,7 @@ mod policy;
 
 pub use endpoints::rules as model_endpoints;
 
-pub use policy::{rules, rules_allowing};
+pub use policy::{compile, rules, rules_allowing};
 
 /// The hidden subcommand that applies a spec and execs (Linux).
 pub const LAUNCHER: &str = "__sandbox-exec";
@@ -359,19 +359,53 @@ pub fn run(cfg: &crate::config::SandboxConfig, command: &[OsString]) -> i32 {
 }
 
 fn run_sandboxed(cfg: &crate::config::SandboxConfig, program: &Path, args: &[OsString]) -> Result<i32, String> {
+    sandboxed(cfg, program, args, false).map(|(code, _)| code)
+}
+
+/// Runs unixagent's own `--version` under the sandbox agent commands get
+/// in this directory, as `unixagent doctor`'s trial of the rules on this
+/// home: `Ok` with what the launcher said it could not enforce (best
+/// effort), or `Err` with the line it failed with.
+pub fn trial_run(cfg: &crate::config::SandboxConfig) -> Result<Vec<String>, String> {
+    let me = std::env::current_exe().map_err(|e| format!("finding unixagent's own binary: {e}"))?;
+    let (code, stderr) = sandboxed(cfg, &me, &["--version".into()], true)?;
+    let said: Vec<String> = String::from_utf8_lossy(&stderr)
+        .lines()
+        .map(|l| l.trim_start_matches("unixagent: ").to_string())
+        .filter(|l| !l.is_empty())
+        .collect();
+    if code == 0 {
+        return Ok(said);
+    }
+    Err(said.last().cloned().unwrap_or_else(|| format!("a command in the sandbox exited with status {code}")))
+}
+
+/// `program args…` under the sandbox; its exit status and, when `quiet`
+/// (its stdout dropped, its stderr kept), what it wrote to stderr.
+fn sandboxed(
+    cfg: &crate::config::SandboxConfig,
+    program: &Path,
+    args: &[OsString],
+    quiet: bool,
+) -> Result<(i32, Vec<u8>), String> {
+    use std::process::Stdio;
     let cwd = std::env::current_dir().map_err(|e| format!("reading the current directory: {e}"))?;
     let rules = rules(cfg, &cwd, &crate::agent::gate::layers(None)?)?;
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| e.to_string())?;
     rt.block_on(async {
         let prepared = Prepared::new(rules, None)?;
         let (me, argv) = prepared.wrap(program, args)?;
-        let mut child =
-            std::process::Command::new(me).args(argv).spawn().map_err(|e| format!("starting the launcher: {e}"))?;
+        let child = std::process::Command::new(me)
+            .args(argv)
+            .stdout(if quiet { Stdio::null() } else { Stdio::inherit() })
+            .stderr(if quiet { Stdio::piped() } else { Stdio::inherit() })
+            .spawn()
+            .map_err(|e| format!("starting the launcher: {e}"))?;
         // The proxy runs on this thread's runtime while the child runs.
-        let status = tokio::task::spawn_blocking(move || child.wait()).await;
+        let output = tokio::task::spawn_blocking(move || child.wait_with_output()).await;
         drop(prepared);
-        match status {
-            Ok(Ok(s)) => Ok(exit_status(s)),
+        match output {
+            Ok(Ok(o)) => Ok((exit_status(o.status), o.stderr)),
             Ok(Err(e)) => Err(format!("waiting for the command: {e}")),
             Err(e) => Err(format!("waiting for the command: {e}")),
         }

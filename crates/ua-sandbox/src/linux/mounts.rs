@@ -234,10 +234,14 @@ fn locked_flags(path: &Path) -> libc::c_ulong {
         (libc::ST_NOEXEC, libc::MS_NOEXEC),
         (libc::ST_NOATIME, libc::MS_NOATIME),
         (libc::ST_NODIRATIME, libc::MS_NODIRATIME),
-        (libc::ST_RELATIME, libc::MS_RELATIME),
+        (ST_RELATIME, libc::MS_RELATIME),
     ];
     pairs.iter().filter(|(st_flag, _)| st.f_flag & st_flag != 0).fold(0, |acc, (_, ms)| acc | ms)
 }
+
+/// Linux's `ST_RELATIME` from `<sys/statvfs.h>`: the libc crate defines it
+/// for glibc only, and the static (musl) build needs it too.
+const ST_RELATIME: libc::c_ulong = 0x1000;
 
 pub(super) fn mount(
     source: Option<&Path>,

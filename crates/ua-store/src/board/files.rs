@@ -44,15 +44,29 @@ pub(crate) fn create_new(path: &Path) -> io::Result<()> {
 /// step. A missing `from` is `NotFound`: someone else moved it first.
 #[cfg(target_os = "linux")]
 pub(crate) fn rename_new(from: &Path, to: &Path) -> io::Result<()> {
-    use nix::fcntl::{AT_FDCWD, RenameFlags, renameat2};
-    match renameat2(AT_FDCWD, from, AT_FDCWD, to, RenameFlags::RENAME_NOREPLACE) {
-        Ok(()) => Ok(()),
+    match renameat2(from, to, libc::RENAME_NOREPLACE) {
         // Filesystems without the flag: a plain rename, which replaces an
         // existing name. Task names carry their unique id, so the only
         // file it could replace is a hand-made copy of the same task.
-        Err(nix::errno::Errno::EINVAL) => fs::rename(from, to),
-        Err(e) => Err(e.into()),
+        Err(e) if e.raw_os_error() == Some(libc::EINVAL) => fs::rename(from, to),
+        r => r,
     }
+}
+
+/// `renameat2(2)` relative to the working directory, as the system call:
+/// the C libraries differ in whether they wrap it (glibc does, and nix
+/// offers it only there; the static build links musl).
+#[cfg(target_os = "linux")]
+fn renameat2(from: &Path, to: &Path, flags: libc::c_uint) -> io::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = |p: &Path| std::ffi::CString::new(p.as_os_str().as_bytes()).map_err(|_| io::ErrorKind::InvalidInput);
+    let (from, to) = (c(from)?, c(to)?);
+    // SAFETY: both paths are valid NUL-terminated strings that outlive
+    // the call; the kernel reads them and nothing else.
+    let r = unsafe {
+        libc::syscall(libc::SYS_renameat2, libc::AT_FDCWD, from.as_ptr(), libc::AT_FDCWD, to.as_ptr(), flags)
+    };
+    if r == 0 { Ok(()) } else { Err(io::Error::last_os_error()) }
 }
 
 #[cfg(not(target_os = "linux"))]
@@ -70,11 +84,9 @@ pub(crate) fn rename_new(from: &Path, to: &Path) -> io::Result<()> {
 /// `NotFound` means it was moved; `new` is removed either way.
 #[cfg(target_os = "linux")]
 pub(crate) fn replace_existing(new: &Path, target: &Path) -> io::Result<()> {
-    use nix::fcntl::{AT_FDCWD, RenameFlags, renameat2};
-    let swapped = match renameat2(AT_FDCWD, new, AT_FDCWD, target, RenameFlags::RENAME_EXCHANGE) {
-        Ok(()) => Ok(()),
-        Err(nix::errno::Errno::EINVAL) => fallback_replace(new, target),
-        Err(e) => Err(io::Error::from(e)),
+    let swapped = match renameat2(new, target, libc::RENAME_EXCHANGE) {
+        Err(e) if e.raw_os_error() == Some(libc::EINVAL) => fallback_replace(new, target),
+        r => r,
     };
     let _ = fs::remove_file(new);
     swapped

@@ -336,6 +336,9 @@ fn serve(mut stream: TcpStream, shared: &Shared) -> io::Result<()> {
         return Ok(());
     };
     let format = Format::from_path(&req.path);
+    // Both APIs list their models at `…/models`; clients ask it to see
+    // that the endpoint answers and takes the key (`unixagent doctor`).
+    let listing = req.method == "GET" && req.path.split('?').next().is_some_and(|p| p.ends_with("/models"));
     let model = serde_json::from_slice::<Value>(&req.body)
         .ok()
         .and_then(|v| v.get("model").and_then(Value::as_str).map(str::to_owned))
@@ -388,7 +391,11 @@ fn serve(mut stream: TcpStream, shared: &Shared) -> io::Result<()> {
         shared.changed.notify_all();
         (index, turn)
     };
-    let result = respond(&mut stream, format, turn, &model, index, shared);
+    let result = if listing {
+        write_plain(&mut stream, 200, &[], r#"{"data":[{"id":"fake-model","type":"model"}],"object":"list"}"#)
+    } else {
+        respond(&mut stream, format, turn, &model, index, shared)
+    };
     shared.finish(index, if result.is_err() { RequestEnd::ClientDisconnected } else { RequestEnd::Completed });
     result
 }

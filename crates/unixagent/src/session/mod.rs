@@ -42,7 +42,7 @@ mod front;
 mod outbox;
 mod proxy;
 mod record;
-mod startup;
+pub(crate) mod startup;
 
 #[derive(Debug)]
 pub struct Options {
