@@ -854,3 +854,27 @@ fn a_foreground_child_shows_one_progress_line_then_its_fold_line_and_the_parent_
     assert!(!parent.contains("$ cat") && !parent.contains("thinking") && !parent.contains("step-output"), "{parent:?}");
     assert!(!parent.contains('\x1b') && !parent.contains('\r'), "{parent:?}");
 }
+
+#[test]
+fn an_unattended_parent_delegates_without_any_policy_of_the_users() {
+    // No policy.cedar permits anything: the built-in policy lets a plain
+    // child start, and asks (so denies, with nobody to ask) for the rest.
+    let (home, _) = tree_home("", "");
+    let server = model(&scenario(&[
+        Script {
+            instruction: "delegate alone",
+            answers: &["$ unixagent -c '# the lone child' < /dev/null; echo lone=$?", "parent done"],
+        },
+        Script { instruction: "the lone child", answers: &["lone answer"] },
+    ]));
+    let (code, events) = unattended(&home, &server, "delegate alone");
+    assert_eq!(code, 0, "{events:#?}");
+    let command = events.iter().find(|e| e["type"] == "command").unwrap();
+    assert_eq!(
+        (command["decision"].as_str(), command["rule"].as_str()),
+        (Some("allow"), Some("cedar:builtin.delegate"))
+    );
+    let parent = parent_saw(&server, "delegate alone");
+    assert!(parent.contains("\"the lone child\" · done") && parent.contains("lone answer"), "{parent}");
+    assert!(parent.contains("lone=0"), "{parent}");
+}
