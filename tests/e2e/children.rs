@@ -498,6 +498,12 @@ fn a_killed_child_fails_its_command_frees_its_slot_and_shows_as_crashed() {
         [("get stuck", "running"), ("get stuck", "error"), ("after it", "running"), ("after it", "ok")],
         "{children:?}"
     );
+    // The killed child recorded its spans as they finished: its model
+    // call's `chat` span is in the tree's traces, though it never ended.
+    let stuck = list[1]["id"].as_str().unwrap();
+    let traces = std::fs::read_to_string(home.path().join(".local/share/unixagent/traces.jsonl")).unwrap();
+    let chats: Vec<&str> = traces.lines().filter(|l| l.contains(stuck) && l.contains("\"name\":\"chat ")).collect();
+    assert_eq!(chats.len(), 1, "{traces}");
 }
 
 /// The pid of the process whose command line is `cmdline` (its words

@@ -286,6 +286,7 @@ async fn run_async(opts: Options, batch: Option<BatchOptions>) -> anyhow::Result
         driver::Records::new(id.clone(), journal, index),
     );
     driver.set_can_ask(stdin_tty);
+    driver.trace(crate::trace::Live::start(&own_id, &telemetry));
     if let Some(w) = watch {
         driver.set_sandbox(w);
     }
@@ -337,13 +338,15 @@ async fn run_async(opts: Options, batch: Option<BatchOptions>) -> anyhow::Result
         s.drive(|d, out| d.continue_from(r, (&opts.shell, &cwd), used, quiet, out));
     }
     let code = s.run(&master, keys, &mut signals).await;
-    let mut journal = None;
+    let mut spans = None;
     s.drive(|d, out| {
         d.record(ua_protocol::journal::JournalEntry::SessionEnd { exit_code: Some(code) }, out);
-        journal = d.journal_path().map(std::path::Path::to_path_buf);
+        spans = d.take_spans();
     });
     drop(raw);
-    crate::trace::session_ended(journal.as_deref(), &own_id, &telemetry);
+    if let Some(spans) = spans {
+        spans.finish();
+    }
     Ok(code)
 }
 

@@ -759,6 +759,16 @@ impl Driver {
         out.push(Out::TurnEnded(TurnEnd { end, status, usage, steps, last_exit }));
     }
 
+    /// The session's spans are recorded as its journal is written.
+    pub(in crate::session) fn trace(&mut self, spans: Option<crate::trace::Live>) {
+        self.records.trace(spans);
+    }
+
+    /// The spans' recorder, to finish once the session has ended.
+    pub(in crate::session) fn take_spans(&mut self) -> Option<crate::trace::Live> {
+        self.records.take_spans()
+    }
+
     /// A child agent ended: its tokens join the turn's footer and end.
     pub(in crate::session) fn descendants_used(&mut self, usage: TokenUsage) {
         self.records.descendants_used(usage);

@@ -51,6 +51,8 @@ pub(in crate::session) struct Records {
     audit_failed: bool,
     /// What children that ended since the last turn end used.
     descendants: TokenUsage,
+    /// The session's spans, recorded as the journal lines are written.
+    spans: Option<crate::trace::Live>,
 }
 
 impl Records {
@@ -66,7 +68,18 @@ impl Records {
             audit_id: None,
             audit_failed: false,
             descendants: TokenUsage::default(),
+            spans: None,
         }
+    }
+
+    /// Records the session's spans as its lines are journaled.
+    pub(in crate::session) fn trace(&mut self, spans: Option<crate::trace::Live>) {
+        self.spans = spans;
+    }
+
+    /// The spans' recorder, to finish when the session has ended.
+    pub(in crate::session) fn take_spans(&mut self) -> Option<crate::trace::Live> {
+        self.spans.take()
     }
 
     /// A child ended having used `usage` (its own children's included).
@@ -96,6 +109,9 @@ impl Records {
         let ts = ua_store::session::now_ms();
         if let Err(e) = j.append_at(&entry, ts) {
             self.journal_write_failed(&e, out);
+        }
+        if let Some(problem) = self.spans.as_mut().and_then(|s| s.line(ts, &entry)) {
+            out.notice(problem);
         }
         let Some((index, feed)) = self.index.as_mut() else { return };
         let Some(record) = feed.feed(ts, &entry) else { return };
