@@ -187,3 +187,30 @@ fn settings_that_would_be_ignored_are_named_with_their_line() {
     let policy = home.path().join(".config/unixagent/policy.toml");
     assert!(said.contains(&format!("{}, line 4: [approval.audio] has no effect", policy.display())), "{said}");
 }
+
+/// `unixagent policy explain … | head -1` and the like: the reader goes
+/// before unixagent has written everything. A printing subcommand then ends
+/// as `cat` would (SIGPIPE), never with a panic and its backtrace.
+#[test]
+fn printing_subcommands_end_quietly_when_their_reader_is_gone() {
+    use std::os::unix::process::ExitStatusExt;
+    let home = Home::new();
+    for args in [
+        &["policy", "explain", "--json", "ls -la"][..],
+        &["completions", "bash"],
+        &["sessions", "list", "--json"],
+        &["board", "--json"],
+    ] {
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let out = ua(&home).args(args).stdout(writer).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+        // 101 is what a panic exits with.
+        assert_ne!(out.status.code(), Some(101), "{args:?}: {stderr}");
+        if matches!(args[0], "policy" | "completions") {
+            // These always print: the closed pipe ends them.
+            assert_eq!(out.status.signal(), Some(libc::SIGPIPE), "{args:?}: {:?} {stderr}", out.status);
+        }
+    }
+}

@@ -15,6 +15,7 @@ mod bash_options;
 mod bash_prompt_command;
 mod batch;
 mod board;
+mod board_live;
 mod capture;
 mod children;
 mod cli;

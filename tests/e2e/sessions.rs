@@ -325,11 +325,13 @@ fn earlier_turns_are_summarised_when_the_window_is_outgrown_and_the_summary_is_k
          [[turn]]\ntext = \"SUMMARY-TEXT the user asked twice about fillers\"\n\
          [[turn]]\ntext = \"third answer\"\n[[turn]]\ntext = \"fourth answer\"\n"
     ));
+    // One answer fits beside the system prompt (with its paragraphs on
+    // delegating and on the task board), two do not.
     home.write(
         ".config/unixagent/config.toml",
         &format!(
             "[judge]\nmode = \"off\"\n[backend]\ndefault = \"fake\"\n[backend.fake]\nkind = \"anthropic\"\n\
-             base_url = \"{}\"\nmodel = \"fake\"\ncontext_window = 4400\nmax_tokens = 400\n",
+             base_url = \"{}\"\nmodel = \"fake\"\ncontext_window = 5200\nmax_tokens = 400\n",
             server.base_url()
         ),
     );

@@ -43,6 +43,7 @@ fn snapshot(lines: usize) -> ContextSnapshot {
         recent_output_lines: (0..lines).map(|i| format!("line number {i} of the terminal")).collect(),
         user_commands: vec![],
         board: false,
+        active_tasks: None,
     }
 }
 

@@ -102,6 +102,10 @@ pub struct ContextSnapshot {
     /// The session has a task board (`$UNIXAGENT_BOARD` in its shell): the
     /// prompt then says how to use it ([`BOARD_PROMPT`]).
     pub board: bool,
+    /// The board's tasks in `doing` and `blocked`, in the first request
+    /// after a session is continued, so the model picks up where the work
+    /// stood.
+    pub active_tasks: Option<String>,
 }
 
 impl ContextSnapshot {
@@ -119,6 +123,7 @@ impl ContextSnapshot {
             s.push_str("\n\n");
             s.push_str(BOARD_PROMPT);
         }
+
         s.push_str("\n\n# Context\n\n");
         let _ = writeln!(s, "Working directory: {}", scrub(&self.cwd));
         let _ = writeln!(s, "Operating system: {}", scrub(&self.os));
@@ -130,10 +135,15 @@ impl ContextSnapshot {
             }
         }
         let lines = &self.recent_output_lines[cuts.lines.min(self.recent_output_lines.len())..];
-        if self.user_commands.is_empty() && lines.is_empty() && cuts.lines == 0 {
+        if self.user_commands.is_empty() && lines.is_empty() && cuts.lines == 0 && self.active_tasks.is_none() {
             return s;
         }
         let _ = write!(s, "\n{DATA_NOTICE}\n");
+        if let Some(tasks) = &self.active_tasks {
+            // Titles and reasons are written by whoever edits the board.
+            s.push_str("\n## The task board when this session was continued\n");
+            push_fenced(&mut s, &scrub(tasks));
+        }
         if !self.user_commands.is_empty() {
             s.push_str("\n## Commands the user ran since the last instruction\n");
             for (i, c) in self.user_commands.iter().enumerate() {
@@ -211,6 +221,7 @@ mod tests {
             recent_output_lines: vec!["$ ls".into(), "a.txt".into(), "b.log".into()],
             user_commands: vec![UserCommand { command: "make".into(), exit_code: Some(2), output: "boom\n".into() }],
             board: false,
+            active_tasks: None,
         }
     }
 
@@ -288,6 +299,16 @@ mod tests {
         let with = ContextSnapshot { board: true, ..snapshot() }.system_prompt();
         assert!(with.starts_with(BASE_PROMPT) && with.contains(&format!("\n\n{BOARD_PROMPT}\n\n# Context\n")));
         assert!(BOARD_PROMPT.contains("unixagent board claim") && BOARD_PROMPT.contains("unixagent -c"));
+    }
+
+    #[test]
+    fn a_continued_session_s_active_tasks_come_as_data() {
+        let tasks = "Active tasks on the task board:\n- task 2 [doing] Parse\n";
+        let bare = ContextSnapshot { active_tasks: Some(tasks.into()), ..ContextSnapshot::default() }.system_prompt();
+        let notice = bare.find(DATA_NOTICE).expect("the data notice");
+        let at = bare.find("- task 2 [doing] Parse").expect("the tasks");
+        assert!(notice < at, "{bare}");
+        assert!(bare.contains("## The task board when this session was continued\n```\nActive tasks"), "{bare}");
     }
 
     #[test]

@@ -143,6 +143,13 @@ fn walk(bytes: &[u8], mut f: impl FnMut(Item)) {
                         }
                     }
                 }
+                // An escape with intermediates (`ESC ( B` picks a character
+                // set; fish writes it after every colour): its final byte is
+                // not printed.
+                Some(c) if ('\x20'..='\x2f').contains(&c) => {
+                    while chars.next_if(|c| ('\x20'..='\x2f').contains(c)).is_some() {}
+                    chars.next();
+                }
                 _ => {}
             },
             '\x08' => f(Item::Move(Move::Left(1))),
@@ -187,6 +194,12 @@ mod tests {
         assert_eq!(col(&[b"0123456789ab"], 10), Some(2));
         // Exactly filling the row leaves the next character on the next row.
         assert_eq!(col(&[b"0123456789"], 10), Some(0));
+    }
+
+    #[test]
+    fn a_character_set_designation_takes_no_room() {
+        assert_eq!(col(&[b"\x1b[30m\x1b(B\x1b[mPS1-MARK> "], 80), Some(10));
+        assert_eq!(col(&[b"\x1b#8\x1b %Gab"], 80), Some(2));
     }
 
     #[test]

@@ -6,14 +6,18 @@
 //! same text is the body of an OTLP/HTTP request (`POST /v1/traces`,
 //! `Content-Type: application/json`), which Jaeger and Tempo accept.
 //!
-//! Written by hand over serde: the types are a few plain records, and the
-//! opentelemetry crates would add prost and their own model of a span to
-//! build only this (see DESIGN.md, "Traces", for what they cost). The
-//! tests hold the output to the protocol's own protobuf definitions.
+//! The messages are the `opentelemetry-proto` crate's, generated from the
+//! protocol's own definitions, with its serde encoding of OTLP/JSON; this
+//! module only maps unixagent's spans onto them.
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
+use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
+use opentelemetry_proto::tonic::common::v1::{AnyValue, ArrayValue, InstrumentationScope, KeyValue, any_value};
+use opentelemetry_proto::tonic::resource::v1::Resource;
+use opentelemetry_proto::tonic::trace::v1::span::SpanKind;
+use opentelemetry_proto::tonic::trace::v1::status::StatusCode;
+use opentelemetry_proto::tonic::trace::v1::{ResourceSpans, ScopeSpans, Span as OtlpSpan, Status as OtlpStatus};
 
 use super::span::{Attributes, Kind, Span, Status, Value};
 
@@ -23,127 +27,69 @@ const SCOPE: &str = "unixagent";
 /// 1 MiB by default, and a span is rarely over 1 KiB.
 pub const SPANS_PER_REQUEST: usize = 512;
 
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct Request<'a> {
-    resource_spans: Vec<ResourceSpans<'a>>,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct ResourceSpans<'a> {
-    resource: Resource,
-    scope_spans: [ScopeSpans<'a>; 1],
-}
-
-#[derive(Serialize)]
-struct Resource {
-    attributes: Vec<KeyValue>,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct ScopeSpans<'a> {
-    scope: Scope,
-    spans: Vec<OtlpSpan<'a>>,
-}
-
-#[derive(Serialize)]
-struct Scope {
-    name: &'static str,
-    version: &'static str,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct OtlpSpan<'a> {
-    trace_id: &'a str,
-    span_id: &'a str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    parent_span_id: Option<&'a str>,
-    name: &'a str,
-    kind: u8,
-    start_time_unix_nano: String,
-    end_time_unix_nano: String,
-    attributes: Vec<KeyValue>,
-    status: OtlpStatus,
-}
-
-#[derive(Serialize)]
-struct OtlpStatus {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    message: Option<String>,
-    code: u8,
-}
-
-#[derive(Serialize)]
-struct KeyValue {
-    key: String,
-    value: AnyValue,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-#[allow(clippy::enum_variant_names, reason = "the variants are OTLP/JSON's own field names")]
-enum AnyValue {
-    StringValue(String),
-    BoolValue(bool),
-    /// int64: a decimal string in OTLP/JSON.
-    IntValue(String),
-    DoubleValue(f64),
-    ArrayValue(ArrayValue),
-}
-
-#[derive(Serialize)]
-struct ArrayValue {
-    values: Vec<AnyValue>,
-}
-
 fn any(v: &Value) -> AnyValue {
-    match v {
-        Value::Bool(b) => AnyValue::BoolValue(*b),
-        Value::Int(n) => AnyValue::IntValue(n.to_string()),
-        Value::Double(d) => AnyValue::DoubleValue(*d),
-        Value::Str(s) => AnyValue::StringValue(s.clone()),
-        Value::List(l) => {
-            AnyValue::ArrayValue(ArrayValue { values: l.iter().map(|s| AnyValue::StringValue(s.clone())).collect() })
-        }
-    }
+    let value = match v {
+        Value::Bool(b) => any_value::Value::BoolValue(*b),
+        Value::Int(n) => any_value::Value::IntValue(*n),
+        Value::Double(d) => any_value::Value::DoubleValue(*d),
+        Value::Str(s) => any_value::Value::StringValue(s.clone()),
+        Value::List(l) => any_value::Value::ArrayValue(ArrayValue {
+            values: l.iter().map(|s| AnyValue { value: Some(any_value::Value::StringValue(s.clone())) }).collect(),
+        }),
+    };
+    AnyValue { value: Some(value) }
+}
+
+fn key_value(key: &str, value: AnyValue) -> KeyValue {
+    KeyValue { key: key.to_string(), value: Some(value), ..Default::default() }
 }
 
 fn key_values(a: &Attributes) -> Vec<KeyValue> {
-    a.iter().map(|(k, v)| KeyValue { key: k.clone(), value: any(v) }).collect()
+    a.iter().map(|(k, v)| key_value(k, any(v))).collect()
 }
 
-fn otlp_span(s: &Span) -> OtlpSpan<'_> {
+/// Hex ids as bytes. The tracer only makes well-formed lower-case ids; a
+/// malformed one (a hand-edited sink) becomes empty, which OTLP reads as
+/// "no id" rather than failing the whole request.
+fn id_bytes(hex: &str) -> Vec<u8> {
+    if !hex.len().is_multiple_of(2) || !hex.is_ascii() {
+        return Vec::new();
+    }
+    (0..hex.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&hex[i..i + 2], 16))
+        .collect::<Result<_, _>>()
+        .unwrap_or_default()
+}
+
+fn otlp_span(s: &Span) -> OtlpSpan {
     let mut attributes = key_values(&s.attributes);
     if let Some(summary) = &s.summary
         && let Ok(json) = serde_json::to_string(summary)
     {
-        attributes.push(KeyValue { key: "unixagent.summary".into(), value: AnyValue::StringValue(json) });
+        attributes.push(key_value("unixagent.summary", AnyValue { value: Some(any_value::Value::StringValue(json)) }));
     }
     OtlpSpan {
-        trace_id: &s.trace_id,
-        span_id: &s.span_id,
-        parent_span_id: s.parent_span_id.as_deref(),
-        name: &s.name,
-        // SpanKind: 1 internal, 3 client.
+        trace_id: id_bytes(&s.trace_id),
+        span_id: id_bytes(&s.span_id),
+        parent_span_id: s.parent_span_id.as_deref().map(id_bytes).unwrap_or_default(),
+        name: s.name.clone(),
         kind: match s.kind {
-            Kind::Internal => 1,
-            Kind::Client => 3,
-        },
-        start_time_unix_nano: s.start_ns.to_string(),
-        end_time_unix_nano: s.end_ns.to_string(),
+            Kind::Internal => SpanKind::Internal,
+            Kind::Client => SpanKind::Client,
+        } as i32,
+        start_time_unix_nano: s.start_ns,
+        end_time_unix_nano: s.end_ns,
         attributes,
-        // StatusCode: 0 unset, 1 ok, 2 error.
-        status: OtlpStatus {
-            message: s.status_message.clone(),
+        status: Some(OtlpStatus {
+            message: s.status_message.clone().unwrap_or_default(),
             code: match s.status {
-                Status::Unset => 0,
-                Status::Ok => 1,
-                Status::Error => 2,
-            },
-        },
+                Status::Unset => StatusCode::Unset,
+                Status::Ok => StatusCode::Ok,
+                Status::Error => StatusCode::Error,
+            } as i32,
+        }),
+        ..Default::default()
     }
 }
 
@@ -153,24 +99,27 @@ pub fn request(spans: &[Span]) -> String {
     // Keyed by the resource's JSON, so equal resources share one group;
     // the groups keep the order their first span came in.
     let mut order: Vec<String> = Vec::new();
-    let mut groups: BTreeMap<String, (Resource, Vec<OtlpSpan<'_>>)> = BTreeMap::new();
+    let mut groups: BTreeMap<String, (Resource, Vec<OtlpSpan>)> = BTreeMap::new();
     for s in spans {
         let key = serde_json::to_string(&s.resource).unwrap_or_default();
         let entry = groups.entry(key.clone()).or_insert_with(|| {
             order.push(key);
-            (Resource { attributes: key_values(&s.resource) }, Vec::new())
+            (Resource { attributes: key_values(&s.resource), ..Default::default() }, Vec::new())
         });
         entry.1.push(otlp_span(s));
     }
+    let scope =
+        InstrumentationScope { name: SCOPE.into(), version: env!("CARGO_PKG_VERSION").into(), ..Default::default() };
     let resource_spans = order
         .iter()
         .filter_map(|k| groups.remove(k))
         .map(|(resource, spans)| ResourceSpans {
-            resource,
-            scope_spans: [ScopeSpans { scope: Scope { name: SCOPE, version: env!("CARGO_PKG_VERSION") }, spans }],
+            resource: Some(resource),
+            scope_spans: vec![ScopeSpans { scope: Some(scope.clone()), spans, ..Default::default() }],
+            ..Default::default()
         })
         .collect();
-    serde_json::to_string(&Request { resource_spans }).unwrap_or_default()
+    serde_json::to_string(&ExportTraceServiceRequest { resource_spans }).unwrap_or_default()
 }
 
 /// Requests of at most [`SPANS_PER_REQUEST`] spans, one per line.
@@ -221,7 +170,7 @@ mod tests {
         assert_eq!(tool["status"]["code"], 2);
         let exit = tool["attributes"].as_array().unwrap().iter().find(|a| a["key"] == "process.exit.code").unwrap();
         assert_eq!(exit["value"]["intValue"], "2");
-        assert!(spans[2].get("parentSpanId").is_none(), "a root span has none");
+        assert!(spans[2].get("parentSpanId").is_none_or(|p| p == ""), "a root span has none: {}", spans[2]);
         let summary = spans[2]["attributes"].as_array().unwrap().iter().find(|a| a["key"] == "unixagent.summary");
         let summary: serde_json::Value =
             serde_json::from_str(summary.unwrap()["value"]["stringValue"].as_str().unwrap()).unwrap();

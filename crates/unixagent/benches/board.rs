@@ -14,6 +14,12 @@
 //!   change arrives. Target under 100 ms. Then the board is left alone for
 //!   two seconds and the watcher's reads of it counted: the target is
 //!   none (the thread sleeps in the kernel until a file changes).
+//! - **In a session**: `unixagent --json` at its prompt over a board of
+//!   100 tasks; each round moves one task with `rename(2)` and times until
+//!   the session's `task` event is read from its stdout. Target under
+//!   100 ms. Then the session is left alone for two seconds and the
+//!   context switches of all its threads counted (`/proc/PID/task/*/status`,
+//!   as the proxy benchmark counts them): the target is none.
 //!
 //! Takes the release binary like the other benchmarks (`$UA_BENCH_BIN`,
 //! else `target/release/unixagent`); `UA_BENCH_QUICK=1` runs fewer
@@ -47,11 +53,14 @@ fn run() -> anyhow::Result<()> {
     let claims = claiming(&bin, tmp.path(), if quick { 5 } else { 30 })?;
     let reads = reading(&bin, tmp.path(), if quick { 20 } else { 200 })?;
     let (latency, idle_reads) = watching(tmp.path(), if quick { 20 } else { 100 })?;
+    let (session, idle_switches) = in_a_session(&bin, tmp.path(), if quick { 20 } else { 100 })?;
     println!("\n{:<60} {:>10} {:>10}  target", "", "p50", "p99");
     row("20 processes claim 10 ready tasks: time to drain", claims, "each task exactly once");
     row("unixagent board --json, 1,000 tasks", reads, "p99 < 50 ms");
     row("a move → the watcher's change (in process)", latency, "< 100 ms");
     println!("{:<60} {idle_reads:>10}  0", "the watcher's reads of the board in 2 s idle");
+    row("a move → the task event on a session's NDJSON stream", session, "< 100 ms");
+    println!("{:<60} {idle_switches:>10}  0", "the session's context switches in 2 s idle");
     Ok(())
 }
 
@@ -184,4 +193,96 @@ fn watching(tmp: &Path, rounds: usize) -> anyhow::Result<(Vec<f64>, u64)> {
     let before = watcher.reads();
     std::thread::sleep(Duration::from_secs(2));
     Ok((times, watcher.reads() - before))
+}
+
+/// The latency from a move to the `task` event of a running `unixagent
+/// --json` session, and the session's context switches while idle.
+fn in_a_session(bin: &Path, tmp: &Path, rounds: usize) -> anyhow::Result<(Vec<f64>, u64)> {
+    use std::io::BufRead as _;
+    let home = tmp.join("session-home");
+    std::fs::create_dir_all(&home)?;
+    let mut child = Command::new(bin)
+        .args(["--shell", "/bin/bash", "--json"])
+        .env("HOME", &home)
+        .env("XDG_CONFIG_HOME", home.join(".config"))
+        .env("XDG_DATA_HOME", home.join("data"))
+        .env("ANTHROPIC_API_KEY", "unused: no instruction is given")
+        .env_remove("UNIXAGENT_SESSION")
+        .env_remove("UNIXAGENT_PID")
+        .env_remove("UNIXAGENT_BOARD")
+        .current_dir(&home)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .context("starting a session")?;
+    // Kept open: the session runs until its input ends.
+    let input = child.stdin.take();
+    let out = child.stdout.take().context("the session's stdout")?;
+    let (tx, lines) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(out).lines() {
+            let Ok(line) = line else { break };
+            if tx.send((Instant::now(), line)).is_err() {
+                break;
+            }
+        }
+    });
+    let next = || -> anyhow::Result<(Instant, serde_json::Value)> {
+        let (at, line) = lines.recv_timeout(Duration::from_secs(10)).context("the session wrote nothing")?;
+        Ok((at, serde_json::from_str(&line).with_context(|| format!("not JSON: {line}"))?))
+    };
+    let (_, start) = next()?;
+    let journal = start["journal"].as_str().context("the session event names no journal")?;
+    let root = Path::new(journal).parent().context("the session's directory")?.join("board");
+    let board = Board::open(&root)?;
+    for i in 0..100 {
+        board.add(&NewTask::titled(&format!("task {i}")), 0)?;
+    }
+    let mut added = 0;
+    while added < 100 {
+        if next()?.1["type"] == "task" {
+            added += 1;
+        }
+    }
+    let mut times = Vec::new();
+    for round in 0..rounds {
+        let id = u32::try_from(round % 100).unwrap_or(0) + 1;
+        let (from, path) = board.find(id)?;
+        let state = if from == State::Todo { State::Doing } else { State::Todo };
+        let to = root.join(state.name()).join(path.file_name().context("a file name")?);
+        let start = Instant::now();
+        std::fs::rename(&path, &to)?;
+        loop {
+            let (at, v) = next()?;
+            if v["type"] == "task" && v["id"] == id && v["state"] == state.name() {
+                times.push(ms(at.duration_since(start)));
+                break;
+            }
+        }
+    }
+    let pid = child.id();
+    let before = switches(pid)?;
+    std::thread::sleep(Duration::from_secs(2));
+    let idle = switches(pid)? - before;
+    drop(input);
+    let _ = child.wait();
+    Ok((times, idle))
+}
+
+/// Voluntary and involuntary context switches of all of a process's
+/// threads: each is a time it ran.
+fn switches(pid: u32) -> anyhow::Result<u64> {
+    let mut total = 0;
+    for task in std::fs::read_dir(format!("/proc/{pid}/task")).context("listing the session's threads")? {
+        let status = std::fs::read_to_string(task?.path().join("status"))?;
+        for key in ["voluntary_ctxt_switches:", "nonvoluntary_ctxt_switches:"] {
+            total += status
+                .lines()
+                .find_map(|l| l.strip_prefix(key))
+                .and_then(|v| v.trim().parse::<u64>().ok())
+                .with_context(|| format!("{key} is missing"))?;
+        }
+    }
+    Ok(total)
 }

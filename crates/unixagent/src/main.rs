@@ -59,6 +59,7 @@ fn body() -> ExitCode {
         .and_then(|a| std::path::PathBuf::from(a).file_name().map(|n| n.to_string_lossy().starts_with('-')))
         .unwrap_or(false);
     let cli = cli::Cli::parse();
+    end_quietly_when_the_reader_goes(cli.sub.as_ref());
     match run(cli, login_by_name) {
         Ok(code) => ExitCode::from(u8::try_from(code & 0xff).unwrap_or(1)),
         Err(e) => {
@@ -95,6 +96,30 @@ fn with_room_to_recurse(f: fn() -> ExitCode) -> ExitCode {
 #[cfg(not(target_env = "musl"))]
 fn with_room_to_recurse(f: fn() -> ExitCode) -> ExitCode {
     f()
+}
+
+/// The subcommands that only print (`policy explain … | head`, `sessions
+/// list | less` quit early) end as other Unix filters do when their reader
+/// goes: killed by SIGPIPE, rather than panicking at the next write. Not
+/// the session, `sandbox` or `doctor`: they hold sockets and a terminal to
+/// restore, and take a closed pipe as an error to handle.
+fn end_quietly_when_the_reader_goes(sub: Option<&cli::Sub>) {
+    use cli::Sub;
+    if matches!(
+        sub,
+        Some(
+            Sub::Policy { .. }
+                | Sub::Sessions { .. }
+                | Sub::Traces { .. }
+                | Sub::Board { .. }
+                | Sub::Completions { .. }
+                | Sub::Man
+        )
+    ) {
+        // SAFETY: no thread has started yet; this restores the default
+        // disposition Rust's runtime replaced with "ignore".
+        unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
+    }
 }
 
 fn run(cli: cli::Cli, login_by_name: bool) -> anyhow::Result<i32> {

@@ -258,6 +258,11 @@ fn liveness() -> impl Fn(&str, Option<u32>) -> bool {
 }
 
 fn snapshot(board: &Board) -> Result<Snapshot, Failure> {
+    Ok(judged(board)?)
+}
+
+/// The board now, with the tasks in `doing` whose assignee is gone marked.
+pub fn judged(board: &Board) -> Result<Snapshot, BoardError> {
     let mut snap = board.snapshot()?;
     snap.judge(&liveness());
     Ok(snap)

@@ -11,7 +11,6 @@ use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 /// The footer line: `board 3 todo · 1 doing · 1 blocked · 4 done`, the
 /// states that hold tasks in board order, then tasks whose assignee is
 /// gone. `None` for an empty board: no footer.
-#[cfg_attr(not(test), expect(dead_code, reason = "the session draws it once it runs a board watcher"))]
 pub fn footer(snap: &Snapshot) -> Option<String> {
     let counts = snap.counts();
     let mut parts: Vec<String> =
@@ -28,7 +27,6 @@ pub fn footer(snap: &Snapshot) -> Option<String> {
 /// What the first request after a resume carries about the board: the
 /// tasks in `doing` and `blocked`, as the design's context reload says.
 /// `None` when there are none.
-#[cfg_attr(not(test), expect(dead_code, reason = "the session sends it once resuming reads the board"))]
 pub fn active_tasks(snap: &Snapshot) -> Option<String> {
     let active: Vec<&Task> = snap.tasks.iter().filter(|t| matches!(t.state, State::Doing | State::Blocked)).collect();
     if active.is_empty() {
@@ -52,14 +50,22 @@ pub fn active_tasks(snap: &Snapshot) -> Option<String> {
 }
 
 /// The line the person sees at once when a task enters `blocked`: the
-/// terminal draws the NDJSON `task` event with it.
+/// terminal draws the NDJSON `task` event with it. Whoever can write the
+/// board (any agent command) writes its text, so control characters are
+/// shown as `?`: an escape sequence in a title must not reach the
+/// terminal.
 pub fn blocked_alert(id: u32, title: &str, assignee: Option<&str>, reason: Option<&str>) -> String {
-    let who = assignee.map(|a| format!(" ({a})")).unwrap_or_default();
-    format!("task {id} blocked{who}: {title} — {}", reason.unwrap_or("no reason given"))
+    let who = assignee.map(|a| format!(" ({})", printable(a))).unwrap_or_default();
+    let reason = reason.map_or_else(|| "no reason given".to_string(), printable);
+    format!("task {id} blocked{who}: {} — {reason}", printable(title))
+}
+
+/// `s` with every control character shown as `?`.
+pub fn printable(s: &str) -> String {
+    s.chars().map(|c| if c.is_control() { '?' } else { c }).collect()
 }
 
 /// A state change as the NDJSON `task` event.
-#[cfg_attr(not(test), expect(dead_code, reason = "the session emits it once it runs a board watcher"))]
 pub fn event(c: &TaskChange) -> AgentEvent {
     AgentEvent::Task {
         id: c.id,
@@ -311,6 +317,10 @@ mod tests {
         assert_eq!(
             blocked_alert(c.id, &c.title, c.assignee.as_deref(), c.reason.as_deref()),
             "task 4 blocked (s-1): Release — needs a signing key"
+        );
+        assert_eq!(
+            blocked_alert(5, "a\x1b]0;pwned\x07b", Some("s\r"), Some("x\x1b[2Jy")),
+            "task 5 blocked (s?): a?]0;pwned?b — x?[2Jy"
         );
         assert_eq!(
             event(&c).to_line(),

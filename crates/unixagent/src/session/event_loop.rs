@@ -18,10 +18,12 @@ use nix::errno::Errno;
 use tokio::io::unix::AsyncFd;
 use tokio::time::Instant;
 use ua_protocol::agent::{AgentEvent, RunStatus};
+use ua_store::board::watch::TaskChange;
 use ua_term::intercept::Action;
 use ua_term::osc::ShellEvent;
 use ua_term::state::Transition;
 
+use super::board::TaskBoard;
 use super::children::Children;
 use super::driver::{Driver, Input, TurnContext};
 use super::executor::{After, Executor, Routed};
@@ -54,6 +56,8 @@ pub(super) struct Session {
     ends_with_turn: bool,
     /// Set when the session should end now with this status.
     exit_now: Option<i32>,
+    /// The task board and its watcher, when the session has a board.
+    board: Option<TaskBoard>,
     /// The agents started from the shell, as their reports tell.
     children: Option<Children>,
 }
@@ -63,7 +67,7 @@ impl Session {
         (proxy, exec, driver): (Proxy, Executor, Driver),
         front: Box<dyn FrontEnd>,
         batch: Option<Batch>,
-        oneshot: Option<String>,
+        (oneshot, board): (Option<String>, Option<TaskBoard>),
     ) -> Self {
         Self {
             proxy,
@@ -76,6 +80,7 @@ impl Session {
             ends_with_turn: oneshot.is_some(),
             oneshot,
             exit_now: None,
+            board,
             children: None,
         }
     }
@@ -194,6 +199,7 @@ impl Session {
                 line = next_line(&mut self.batch), if self.batch.as_ref().is_some_and(Batch::reading) => {
                     self.on_batch_line(line);
                 }
+                found = board_changed(&mut self.board), if self.board.is_some() => self.on_board(found),
                 change = changed_child(&mut self.children), if self.children.is_some() => self.on_child(change),
                 _ = sleep_until(deadline) , if deadline.is_some() => self.on_deadline(),
             }
@@ -217,6 +223,9 @@ impl Session {
                 Out::Chrome(c) => {
                     let text = self.front.chrome(&c);
                     self.write_front(&text);
+                    if matches!(c, Chrome::Footer { .. }) {
+                        self.board_footer();
+                    }
                 }
                 Out::Shell(op) => self.shell(op),
                 Out::Edit(command) => {
@@ -318,6 +327,9 @@ impl Session {
         }
         self.proxy.scanned(events);
         self.route(&bytes[pos..]);
+        if self.board.as_ref().is_some_and(TaskBoard::alerting) {
+            self.draw_alerts();
+        }
         if self.exec.active() {
             return;
         }
@@ -330,6 +342,9 @@ impl Session {
         }
         if !self.exec.active() {
             self.proxy.show(bytes);
+            if let Some(b) = self.board.as_mut() {
+                b.prompt().shown(bytes);
+            }
             return;
         }
         match self.exec.route(bytes) {
@@ -367,6 +382,11 @@ impl Session {
             // The turn left the cursor at the start of a line, where the
             // prompt is drawn now.
             self.proxy.line_starts();
+        }
+        if !self.exec.active()
+            && let Some(b) = self.board.as_mut()
+        {
+            b.prompt().marker(e);
         }
     }
 
@@ -471,8 +491,70 @@ impl Session {
     /// `-c`, or read in batch mode).
     fn start_turn(&mut self, text: &str) {
         let proxy = &mut self.proxy;
-        self.driver.instruction(text, |lines| context(proxy, lines), &mut self.out);
+        let board = self.board.as_mut();
+        self.driver.instruction(text, |lines| context(proxy, board, lines), &mut self.out);
+        if let Some(b) = self.board.as_mut() {
+            b.prompt().forget();
+            // Alerts that found no prompt to go above go out with the turn.
+            for alert in b.take_alerts() {
+                self.out.chrome(Chrome::Alert(alert));
+            }
+        }
         self.carry_out();
+    }
+
+    /// Tasks changed state on the board, whoever moved them: a `task`
+    /// event each for NDJSON and a running turn; at a terminal with no
+    /// turn running, a task that entered `blocked` is drawn above the
+    /// prompt (other moves show in the next turn's footer).
+    fn on_board(&mut self, found: Option<Vec<TaskChange>>) {
+        let Some(found) = found else {
+            // The watcher's thread is gone: nothing more will come.
+            self.board = None;
+            return;
+        };
+        let Some(board) = self.board.as_mut() else { return };
+        // A turn paused at a question has given the prompt back: as idle.
+        let (ndjson, turn) = (self.front.lines_only(), self.driver.takes_keys());
+        let held = !ndjson && !turn && self.batch.is_none();
+        let events = board.events(&found, held);
+        if ndjson || turn {
+            for e in events {
+                self.out.event(e);
+            }
+            self.carry_out();
+        }
+        self.draw_alerts();
+    }
+
+    /// Draws the alerts waiting, above the prompt the person types at,
+    /// when the shell is reading a line and nothing else has the terminal.
+    fn draw_alerts(&mut self) {
+        let Some(board) = self.board.as_mut() else { return };
+        if !board.alerting() || self.driver.takes_keys() || self.exec.active() || !board.prompt().ready() {
+            return;
+        }
+        let lines: String = board.take_alerts().into_iter().map(|a| self.front.chrome(&Chrome::Alert(a))).collect();
+        match board.prompt().above(&lines, self.proxy.width()) {
+            Some(bytes) => {
+                self.proxy.write_out(&bytes);
+                // The `#` editor draws its line again over the shell's.
+                self.proxy.after_output();
+            }
+            // The prompt cannot be placed: the alert still shows.
+            None => self.proxy.write_out(format!("\r\n{lines}").as_bytes()),
+        }
+    }
+
+    /// The board's counts under the footer closing a turn, when they
+    /// changed since they were last drawn.
+    fn board_footer(&mut self) {
+        if self.front.lines_only() {
+            return;
+        }
+        let Some(line) = self.board.as_mut().and_then(TaskBoard::footer) else { return };
+        let text = self.front.chrome(&Chrome::BoardFooter(line));
+        self.write_front(&text);
     }
 
     fn on_input(&mut self, bytes: &[u8]) {
@@ -640,7 +722,7 @@ impl Session {
 
 /// What the shell's side knows when an instruction starts a turn: the
 /// instruction's line is not a command the user ran.
-fn context(proxy: &mut Proxy, lines: usize) -> TurnContext {
+fn context(proxy: &mut Proxy, board: Option<&mut TaskBoard>, lines: usize) -> TurnContext {
     let user_commands = proxy.take_commands();
     TurnContext {
         cwd: proxy.cwd(),
@@ -648,6 +730,17 @@ fn context(proxy: &mut Proxy, lines: usize) -> TurnContext {
         recent_lines: proxy.recent_lines(lines),
         user_commands,
         markers: proxy.markers(),
+        board: board.is_some(),
+        active_tasks: board.and_then(TaskBoard::for_turn),
+    }
+}
+
+/// The board's next changes; `None` when its watcher has stopped (the
+/// branch is disabled without a board).
+async fn board_changed(board: &mut Option<TaskBoard>) -> Option<Vec<TaskChange>> {
+    match board {
+        Some(b) => b.changed().await,
+        None => std::future::pending().await,
     }
 }
 

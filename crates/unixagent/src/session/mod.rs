@@ -34,6 +34,8 @@ use crate::agent::backend;
 use crate::agent::turn::Limits;
 use crate::{shell, terminal};
 
+mod above_prompt;
+mod board;
 mod children;
 mod driver;
 mod event_loop;
@@ -190,12 +192,27 @@ async fn run_async(opts: Options, batch: Option<BatchOptions>) -> anyhow::Result
     if let Some(j) = &journal {
         env.push((OsString::from("UNIXAGENT_JOURNAL"), j.path().as_os_str().to_owned()));
     }
-    let board = crate::board::attach(session_dir.as_ref(), &mut env);
+    let attached = crate::board::attach(session_dir.as_ref(), &mut env);
     // Watched before the shell starts, so no child can report unheard.
-    let children = children::Children::start(board.as_ref().map(ua_store::board::Board::root)).map(|(c, var)| {
+    let children = children::Children::start(attached.as_ref().map(ua_store::board::Board::root)).map(|(c, var)| {
         env.push(var);
         c
     });
+    // Watched from before the shell starts, so no change is missed.
+    let mut board = attached.and_then(|b| {
+        board::TaskBoard::start(b, resumed.is_some())
+            .map_err(|e| eprintln!("unixagent: the task board is not watched this time: {e}"))
+            .ok()
+    });
+    let board_lines = match (&resumed, board.as_mut()) {
+        (Some(_), Some(b)) => b.resume_lines(),
+        _ => Vec::new(),
+    };
+    if batch.as_ref().is_none_or(|b| b.plain.is_some()) {
+        for line in &board_lines {
+            eprintln!("{}", dim(&format!("unixagent: {line}"), colour));
+        }
+    }
     if !opts.agent.policy_layers.is_empty()
         && let Ok(joined) = std::env::join_paths(&opts.agent.policy_layers)
     {
@@ -304,7 +321,7 @@ async fn run_async(opts: Options, batch: Option<BatchOptions>) -> anyhow::Result
         exec.set_batch();
         driver.set_can_ask(b.can_ask());
     }
-    let mut s = event_loop::Session::new((proxy, exec, driver), front, batch, opts.oneshot);
+    let mut s = event_loop::Session::new((proxy, exec, driver), front, batch, (opts.oneshot, board));
     if let Some(c) = children {
         s.watch_children(c);
     }
@@ -336,6 +353,9 @@ async fn run_async(opts: Options, batch: Option<BatchOptions>) -> anyhow::Result
         let used = opts.resume.as_ref().map(|r| r.used).unwrap_or_default();
         // A terminal was told of the resume as the session started.
         s.drive(|d, out| d.continue_from(r, (&opts.shell, &cwd), used, quiet, out));
+        if quiet {
+            s.drive(|_, out| board_lines.into_iter().for_each(|line| out.notice(line)));
+        }
     }
     let code = s.run(&master, keys, &mut signals).await;
     let mut spans = None;

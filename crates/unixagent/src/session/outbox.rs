@@ -52,6 +52,11 @@ pub(crate) enum Chrome {
     Echo(String),
     /// What the shell said about a command line it never ran.
     Text(String),
+    /// A line the person must not miss (a task entered `blocked`), drawn
+    /// at the start of a line.
+    Alert(String),
+    /// The task board's counts, beside the footer closing a turn.
+    BoardFooter(String),
 }
 
 /// What the turn asks of the shell executor.

@@ -157,6 +157,11 @@ impl Proxy {
         &self.pty
     }
 
+    /// The terminal's width in columns.
+    pub(in crate::session) fn width(&self) -> u16 {
+        self.size.0
+    }
+
     pub(in crate::session) fn shell_path(&self) -> &std::path::Path {
         &self.shell_path
     }

@@ -34,6 +34,10 @@ pub(in crate::session) struct TurnContext {
     pub user_commands: Vec<UserCommand>,
     /// The shell's markers work: without them commands are refused.
     pub markers: bool,
+    /// The session has a task board: the system prompt says how to use it.
+    pub board: bool,
+    /// The board's active tasks, for the first instruction after a resume.
+    pub active_tasks: Option<String>,
 }
 
 /// What a front end tells the turn. The keyboard and an NDJSON reader

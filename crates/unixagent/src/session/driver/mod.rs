@@ -227,7 +227,8 @@ impl Driver {
             env: ua_context::env::allowed_env(&self.opts.include_env, std::env::vars()),
             recent_output_lines: ctx.recent_lines,
             user_commands: ctx.user_commands,
-            ..ContextSnapshot::default()
+            board: ctx.board,
+            active_tasks: ctx.active_tasks,
         };
         self.turn_no += 1;
         self.model.new_turn();

@@ -62,6 +62,11 @@ impl FrontEnd for TerminalFront {
             Chrome::Question { strong } => self.render.question(*strong),
             Chrome::Echo(text) => text.clone(),
             Chrome::Text(text) => self.render.text(text),
+            Chrome::Alert(text) => {
+                self.render.set_line_start(true);
+                self.render.alert(text)
+            }
+            Chrome::BoardFooter(line) => self.render.notice(line),
         };
         self.lines(text)
     }
