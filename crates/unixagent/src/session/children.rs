@@ -288,7 +288,12 @@ impl Children {
 /// The report's bytes from `from` on (nothing if it cannot be read).
 fn read_from(path: &Path, from: u64) -> Vec<u8> {
     let mut bytes = Vec::new();
-    if let Ok(mut f) = std::fs::File::open(path)
+    use std::os::unix::fs::OpenOptionsExt as _;
+    // A command in the sandbox may write this directory too: a symbolic
+    // link there is not followed.
+    let opened = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW).open(path);
+    if let Ok(mut f) = opened
+        && f.metadata().is_ok_and(|m| m.is_file())
         && f.seek(std::io::SeekFrom::Start(from)).is_ok()
     {
         let _ = f.read_to_end(&mut bytes);
