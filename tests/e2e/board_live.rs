@@ -207,9 +207,12 @@ fn a_json_parent_sees_the_task_events_of_the_child_that_works_its_board() {
     let mut s = JsonSession::start(&home, &server, &[]);
     let start = s.until("session event", |v| v["type"] == "session");
     s.send(serde_json::json!({ "type": "instruction", "text": "build a board and have a child take a task" }));
-    // The child is asked about (spawn_agent) and approved over NDJSON.
-    let asked = s.until("the question about the child", |v| v["type"] == "approval_request");
-    assert!(asked["command"].as_str().is_some_and(|c| c.contains("take a task from the board")), "{asked}");
+    // The child starts without a question (builtin.delegate: nothing but
+    // its instruction).
+    let started = s.until("the command starting the child", |v| {
+        v["type"] == "command" && v["command"].as_str().is_some_and(|c| c.contains("take a task from the board"))
+    });
+    assert_eq!(started["rule"], "cedar:builtin.delegate", "{started}");
     let done = s.until("task 1 done", |v| is_task(v, 1, "done"));
     s.until("the parent's answer", |v| v["type"] == "text" && v["text"] == "parent: the child finished");
     let seen = s.finish();
@@ -246,11 +249,7 @@ fn a_terminal_parent_shows_the_board_under_the_footer_of_the_turn() {
         home.spawn("bash").env("ANTHROPIC_BASE_URL", server.base_url()).env("PATH", path_with_unixagent()).start();
     wait_prompt(&t, 1);
     t.send("# build a board and have a child take a task\r");
-    // The person approves the child agent.
-    t.wait_for("the question about the child", |s| {
-        s.text().contains("take a task from the board") && s.cursor_row().contains("[y] run")
-    });
-    t.send("y");
+    // The child starts without a question (builtin.delegate).
     t.wait_text("parent: the child finished");
     let footer = "board 1 todo · 1 done";
     t.wait_for("the board's footer", |s| {

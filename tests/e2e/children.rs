@@ -485,6 +485,25 @@ fn a_killed_child_fails_its_command_frees_its_slot_and_shows_as_crashed() {
     let states: Vec<(&str, u64)> =
         list.iter().map(|s| (s["state"].as_str().unwrap(), s["depth"].as_u64().unwrap())).collect();
     assert_eq!(states, [("ended", 0), ("crashed", 1), ("ended", 1)], "{list:#?}");
+    // The parent's journal: the killed child ended as an error, before the
+    // one after it started.
+    let children: Vec<(String, String)> = journal_of(&home, list[0]["id"].as_str().unwrap())
+        .into_iter()
+        .filter(|l| l["type"] == "child")
+        .map(|l| (l["instruction"].as_str().unwrap().to_string(), l["status"].as_str().unwrap().to_string()))
+        .collect();
+    let pairs: Vec<(&str, &str)> = children.iter().map(|(i, s)| (i.as_str(), s.as_str())).collect();
+    assert_eq!(
+        pairs,
+        [("get stuck", "running"), ("get stuck", "error"), ("after it", "running"), ("after it", "ok")],
+        "{children:?}"
+    );
+    // The killed child recorded its spans as they finished: its model
+    // call's `chat` span is in the tree's traces, though it never ended.
+    let stuck = list[1]["id"].as_str().unwrap();
+    let traces = std::fs::read_to_string(home.path().join(".local/share/unixagent/traces.jsonl")).unwrap();
+    let chats: Vec<&str> = traces.lines().filter(|l| l.contains(stuck) && l.contains("\"name\":\"chat ")).collect();
+    assert_eq!(chats.len(), 1, "{traces}");
 }
 
 /// The pid of the process whose command line is `cmdline` (its words
@@ -564,4 +583,304 @@ fn a_childs_gate_decides_at_its_real_depth() {
     assert!(!theirs.exists(), "its child (depth 1) may not");
     let child = parent_saw(&server, "child makes");
     assert!(child.contains("test.children-read-only"), "{child}");
+}
+
+/// Every event line valid against docs/ndjson.schema.json.
+fn schema_checked(events: &[Value]) {
+    let schema: Value = serde_json::from_str(include_str!("../../docs/ndjson.schema.json")).unwrap();
+    let schema = jsonschema::validator_for(&schema).unwrap();
+    for e in events {
+        assert!(schema.is_valid(e), "not valid against the schema: {e}");
+    }
+}
+
+#[test]
+fn a_json_parent_reports_its_children_as_they_start_and_end_refused_ones_too() {
+    let (home, _) = tree_home(EVERYTHING, "max_depth = 2");
+    let server = model(&scenario(&[
+        Script {
+            instruction: "report the children",
+            answers: &[
+                "$ unixagent -c '# the good child' < /dev/null; UA_TRACE_DEPTH=7 unixagent -c '# the refused child' < /dev/null; echo refused=$?",
+                "parent done",
+            ],
+        },
+        Script { instruction: "the good child", answers: &["$ echo hi", "good done"] },
+    ]));
+    let (code, events) = unattended(&home, &server, "report the children");
+    assert_eq!(code, 0, "{events:#?}");
+    schema_checked(&events);
+    let children: Vec<&Value> = events.iter().filter(|e| e["type"] == "child").collect();
+    let seen: Vec<(&str, &str, &str)> = children
+        .iter()
+        .map(|c| (c["id"].as_str().unwrap(), c["instruction"].as_str().unwrap(), c["status"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        seen,
+        [("c1", "the good child", "running"), ("c1", "the good child", "ok"), ("c2", "the refused child", "refused")],
+        "{children:#?}"
+    );
+    // The child's start names its session; its end adds what it used.
+    let session = children[0]["session"].as_str().expect("a running child names its session");
+    assert_eq!(children[1]["session"].as_str(), Some(session));
+    assert!(children[1]["usage"]["input"].as_u64().unwrap() > 0, "{}", children[1]);
+    assert!(children[2]["session"].is_null(), "{}", children[2]);
+    // Both ended before the command that started them did.
+    let result = events.iter().position(|e| e["type"] == "command_result").unwrap();
+    let last_child = events.iter().rposition(|e| e["type"] == "child").unwrap();
+    assert!(last_child < result, "{events:#?}");
+    // The parent's journal has the same three moments.
+    let journal = events[0]["journal"].as_str().expect("the parent keeps a journal");
+    let lines: Vec<Value> = std::fs::read_to_string(journal)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|l| l.to_string().contains("\"child\"") && l.to_string().contains("\"status\""))
+        .collect();
+    assert_eq!(lines.len(), 3, "{lines:#?}");
+    let statuses: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+    assert!(statuses[0].contains("\"running\"") && statuses[0].contains("the good child"), "{statuses:?}");
+    assert!(statuses[1].contains("\"ok\"") && statuses[2].contains("\"refused\""), "{statuses:?}");
+}
+
+/// The parent's journal lines, as JSON.
+fn journal_of(home: &Home, id: &str) -> Vec<Value> {
+    let p = home.path().join(".local/share/unixagent/sessions").join(id).join("journal.jsonl");
+    std::fs::read_to_string(p).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+}
+
+#[test]
+fn a_terminal_parents_footer_and_turn_end_add_what_its_children_used() {
+    let (home, _) = tree_home(EVERYTHING, "");
+    let server = model(&scenario(&[
+        Script {
+            instruction: "count the children",
+            answers: &["$ unixagent -c '# the counted child' < /dev/null; echo kid=$?", "parent done"],
+        },
+        Script { instruction: "the counted child", answers: &["$ echo hi", "counted"] },
+    ]));
+    let (code, t) = watched(&home, &server, "count the children");
+    assert_eq!(code, 0);
+    let list = sessions(&home);
+    assert_eq!(list.len(), 2, "{list:#?}");
+    let kid = &list[1];
+    let (input, output) = (kid["tokens"]["input"].as_u64().unwrap(), kid["tokens"]["output"].as_u64().unwrap());
+    assert!(input + output > 0 && input + output < 1000, "{kid}");
+    // The footer, through the terminal: the turn's own tokens, then the
+    // child's after a `+`.
+    let screen = t.screen_text();
+    let footer = screen.lines().find(|l| l.contains('↑') && l.contains("cmd")).unwrap_or_else(|| panic!("{screen}"));
+    assert!(footer.contains(&format!("↓ +{}  1 cmd", input + output)), "{footer:?}");
+    // The turn's end in the journal: the child apart from the turn's own.
+    let turn_ends: Vec<Value> =
+        journal_of(&home, list[0]["id"].as_str().unwrap()).into_iter().filter(|l| l["type"] == "turn_end").collect();
+    assert_eq!(turn_ends.len(), 1, "{turn_ends:#?}");
+    assert_eq!(turn_ends[0]["descendants"], serde_json::json!({ "input": input, "output": output }), "{turn_ends:#?}");
+    let own = &turn_ends[0]["usage"];
+    assert_eq!(
+        (own["input_tokens"].as_u64().unwrap() + own["output_tokens"].as_u64().unwrap()),
+        list[0]["tokens"]["input"].as_u64().unwrap() + list[0]["tokens"]["output"].as_u64().unwrap(),
+        "the turn's own usage stays its own"
+    );
+}
+
+/// A watched parent whose foreground child is stuck in a command that
+/// never ends (`cat` of a FIFO nobody writes): the terminal, and the pids
+/// of the parent's whole tree once the child's command runs.
+fn stuck_tree(home: &Home, work: &Path, server: &FakeProvider) -> (Term, Vec<i32>) {
+    let path = format!("{}:{}", home.path().join("bin").display(), std::env::var("PATH").unwrap_or_default());
+    let spawn = Spawn::new(unixagent())
+        .args(["--shell", "/bin/bash", "-c", "# hold the child"])
+        .env("HOME", home.path())
+        .env("XDG_CONFIG_HOME", home.path().join(".config"))
+        .env("XDG_DATA_HOME", home.path().join(".local/share"))
+        .env("PATH", path)
+        .env("SHELL", "/bin/bash")
+        .env("TMPDIR", home.path().join("tmp"))
+        .env("ANTHROPIC_BASE_URL", server.base_url())
+        .env("ANTHROPIC_API_KEY", "test-key")
+        .env("OPENAI_API_KEY", "")
+        .cwd(work);
+    let t = spawn.start();
+    let fifo = work.join("never");
+    wait_for_process(&format!("cat {}", fifo.display()));
+    let tree = descendants(t.pid().cast_signed());
+    // The parent, its shell, the child, the child's shell (and what its
+    // sandbox put between) and the child's command.
+    assert!(tree.len() >= 5, "{tree:?}");
+    (t, tree)
+}
+
+fn stuck_server(work: &Path) -> FakeProvider {
+    let fifo = work.join("never");
+    model(&scenario(&[
+        Script {
+            instruction: "hold the child",
+            answers: &[
+                &format!("$ mkfifo {f}; unixagent -c '# stuck child'; echo child=$?", f = fifo.display()),
+                "parent done",
+            ],
+        },
+        Script { instruction: "stuck child", answers: &[&format!("$ cat {}", fifo.display()), "unreachable"] },
+    ]))
+}
+
+/// `root` and every process below it, by walking /proc's parent links.
+fn descendants(root: i32) -> Vec<i32> {
+    let mut parents = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else { continue };
+        let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else { continue };
+        let Some(after) = stat.rfind(')').map(|i| &stat[i + 1..]) else { continue };
+        let ppid: i32 = after.split_whitespace().nth(1).and_then(|p| p.parse().ok()).unwrap_or(0);
+        parents.push((pid, ppid));
+    }
+    let mut tree = vec![root];
+    let mut i = 0;
+    while i < tree.len() {
+        let p = tree[i];
+        tree.extend(parents.iter().filter(|(_, pp)| *pp == p).map(|(c, _)| *c));
+        i += 1;
+    }
+    tree
+}
+
+/// Waits until none of `pids` is alive (a zombie waiting for its reaper
+/// counts as gone), failing with the leftovers' command lines.
+fn all_gone(pids: &[i32], what: &str) {
+    let alive = |p: &i32| {
+        std::fs::read_to_string(format!("/proc/{p}/stat")).is_ok_and(|s| {
+            let state = s.rfind(')').and_then(|i| s[i + 1..].split_whitespace().next().map(str::to_string));
+            state.as_deref() != Some("Z")
+        })
+    };
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        let left: Vec<&i32> = pids.iter().filter(|p| alive(p)).collect();
+        if left.is_empty() {
+            return;
+        }
+        if Instant::now() > deadline {
+            let lines: Vec<String> = left
+                .iter()
+                .map(|p| {
+                    let raw = std::fs::read(format!("/proc/{p}/cmdline")).unwrap_or_default();
+                    format!("{p}: {}", String::from_utf8_lossy(&raw).replace('\0', " "))
+                })
+                .collect();
+            panic!("{what}: left behind: {lines:#?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn ctrl_c_at_the_parent_cancels_a_foreground_child_and_leaves_nothing_behind() {
+    let (home, work) = tree_home(EVERYTHING, "");
+    let server = stuck_server(&work);
+    let (mut t, tree) = stuck_tree(&home, &work, &server);
+    let child = descendants(wait_for_process("unixagent -c # stuck child"));
+    t.send("\x03");
+    // The child's turn is cancelled and it ends, its shell and command
+    // with it; then the parent (a one-shot too) handles the interrupt of
+    // its own turn: it stops, and exits 130.
+    all_gone(&child, "after Ctrl+C");
+    assert_eq!(t.wait_exit(), 130, "{}", t.screen_text());
+    assert_eq!(requests_of(&server, "stuck child"), 1, "the child asked its model nothing more");
+    assert_eq!(requests_of(&server, "hold the child"), 1, "the parent asked its model nothing more");
+    all_gone(&tree, "once the parent ended");
+}
+
+#[test]
+fn a_killed_or_hung_up_root_takes_its_whole_tree_with_it() {
+    for (signal, name) in [
+        (nix::sys::signal::Signal::SIGTERM, "SIGTERM"),
+        (nix::sys::signal::Signal::SIGHUP, "SIGHUP"),
+        (nix::sys::signal::Signal::SIGKILL, "kill -9"),
+    ] {
+        let (home, work) = tree_home(EVERYTHING, "");
+        let server = stuck_server(&work);
+        let (t, tree) = stuck_tree(&home, &work, &server);
+        nix::sys::signal::kill(nix::unistd::Pid::from_raw(t.pid().cast_signed()), signal).unwrap();
+        all_gone(&tree, name);
+    }
+}
+
+#[test]
+fn a_foreground_child_shows_one_progress_line_then_its_fold_line_and_the_parent_reads_only_that() {
+    let (home, work) = tree_home(EVERYTHING, "");
+    let gate = work.join("gate");
+    let server = model(&scenario(&[
+        Script {
+            instruction: "fold a child",
+            answers: &[
+                &format!("$ mkfifo {}; unixagent -c '# the folded child'; echo folded=$?", gate.display()),
+                "parent done",
+            ],
+        },
+        Script {
+            instruction: "the folded child",
+            answers: &[&format!("$ cat {}; echo step-output-xyz", gate.display()), "the folded answer"],
+        },
+    ]));
+    let path = format!("{}:{}", home.path().join("bin").display(), std::env::var("PATH").unwrap_or_default());
+    let mut t = Spawn::new(unixagent())
+        .args(["--shell", "/bin/bash", "-c", "# fold a child"])
+        .env("HOME", home.path())
+        .env("XDG_CONFIG_HOME", home.path().join(".config"))
+        .env("XDG_DATA_HOME", home.path().join(".local/share"))
+        .env("PATH", path)
+        .env("SHELL", "/bin/bash")
+        .env("TMPDIR", home.path().join("tmp"))
+        .env("ANTHROPIC_BASE_URL", server.base_url())
+        .env("ANTHROPIC_API_KEY", "test-key")
+        .env("OPENAI_API_KEY", "")
+        .cwd(&work)
+        .start();
+    // While the child's command runs: one line naming the step, in place.
+    wait_for_process(&format!("cat {}", gate.display()));
+    let step = format!("$ cat {}; echo step-output-xyz", gate.display());
+    t.wait_for("the progress line", |s| {
+        s.text().lines().any(|l| l.starts_with("▸ child \"the folded child\" · ") && l.contains(&step[..20]))
+    });
+    std::fs::write(&gate, "go\n").unwrap();
+    assert_eq!(t.wait_exit(), 0, "{}", t.screen_text());
+    let screen = t.screen_text();
+    // At its end: the fold line, then its answer; the progress line is gone.
+    let fold = screen.lines().position(|l| l.starts_with("▸ child ") && l.contains("\"the folded child\" · done · "));
+    let fold = fold.unwrap_or_else(|| panic!("no fold line: {screen}"));
+    assert!(screen.lines().nth(fold).unwrap().contains("· 1 command"), "{screen}");
+    assert_eq!(screen.lines().nth(fold + 1).map(str::trim), Some("the folded answer"), "{screen}");
+    assert!(!screen.contains("step-output-xyz") && !screen.contains("· $ cat"), "{screen}");
+    // The parent's model got that and nothing else: no progress, no
+    // carriage returns, no escapes.
+    let parent = parent_saw(&server, "fold a child");
+    assert!(parent.contains("\"the folded child\" · done · ") && parent.contains("the folded answer"), "{parent:?}");
+    assert!(parent.contains("folded=0"), "{parent:?}");
+    assert!(!parent.contains("$ cat") && !parent.contains("thinking") && !parent.contains("step-output"), "{parent:?}");
+    assert!(!parent.contains('\x1b') && !parent.contains('\r'), "{parent:?}");
+}
+
+#[test]
+fn an_unattended_parent_delegates_without_any_policy_of_the_users() {
+    // No policy.cedar permits anything: the built-in policy lets a plain
+    // child start, and asks (so denies, with nobody to ask) for the rest.
+    let (home, _) = tree_home("", "");
+    let server = model(&scenario(&[
+        Script {
+            instruction: "delegate alone",
+            answers: &["$ unixagent -c '# the lone child' < /dev/null; echo lone=$?", "parent done"],
+        },
+        Script { instruction: "the lone child", answers: &["lone answer"] },
+    ]));
+    let (code, events) = unattended(&home, &server, "delegate alone");
+    assert_eq!(code, 0, "{events:#?}");
+    let command = events.iter().find(|e| e["type"] == "command").unwrap();
+    assert_eq!(
+        (command["decision"].as_str(), command["rule"].as_str()),
+        (Some("allow"), Some("cedar:builtin.delegate"))
+    );
+    let parent = parent_saw(&server, "delegate alone");
+    assert!(parent.contains("\"the lone child\" · done") && parent.contains("lone answer"), "{parent}");
+    assert!(parent.contains("lone=0"), "{parent}");
 }

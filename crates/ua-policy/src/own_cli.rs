@@ -65,6 +65,20 @@ pub fn invocation(args: &[&str]) -> Invocation {
     Invocation::Agent
 }
 
+/// True when these arguments start a child agent and set nothing else:
+/// `-c '# …'` (or `--command`), with at most `--json` and `-v` before it,
+/// and nothing after. Such a child runs with its parent's configuration,
+/// shell, backend and policy layers; any other option (`--config`,
+/// `--shell`, `--backend`, a word after the instruction…) could change
+/// what it runs or where it reads its settings, and is not plain.
+pub fn plain_child(args: &[&str]) -> bool {
+    let Some((instruction, options)) = args.split_last() else { return false };
+    let Some((dash_c, flags)) = options.split_last() else { return false };
+    instruction.trim_start().starts_with('#')
+        && matches!(*dash_c, "-c" | "--command")
+        && flags.iter().all(|f| matches!(*f, "--json" | "-v" | "--verbose"))
+}
+
 fn subcommand(sub: &str, rest: &[&str]) -> Invocation {
     let first = rest.iter().copied().find(|a| !a.starts_with('-'));
     match sub {
@@ -94,6 +108,24 @@ fn subcommand(sub: &str, rest: &[&str]) -> Invocation {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_plain_child_sets_nothing_but_its_instruction() {
+        assert!(plain_child(&["-c", "# check the logs"]));
+        assert!(plain_child(&["--json", "-v", "--command", "  # x"]));
+        for args in [
+            &["-c", "rm -rf ~"][..],
+            &["-c", "# x", "--config", "/tmp/evil.toml"],
+            &["--config=/tmp/evil.toml", "-c", "# x"],
+            &["--shell", "/tmp/evil", "-c", "# x"],
+            &["--backend", "openai", "-c", "# x"],
+            &["--json"],
+            &["-c"],
+            &[],
+        ] {
+            assert!(!plain_child(args), "{args:?}");
+        }
+    }
 
     fn read(line: &str) -> Invocation {
         invocation(&line.split_whitespace().collect::<Vec<_>>())

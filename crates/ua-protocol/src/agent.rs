@@ -61,6 +61,22 @@ pub enum RunStatus {
     Cancelled,
 }
 
+/// Where a child agent stands, as its parent reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ChildStatus {
+    /// Its session has started.
+    Running,
+    /// It ended with its result `ok`.
+    Ok,
+    /// It ended with an error, or its process died without a result.
+    Error,
+    /// It was cancelled (Ctrl+C, a signal).
+    Cancelled,
+    /// The depth or fan-out limits, or the sandbox, kept it from starting.
+    Refused,
+}
+
 /// Tokens used, summed over the run's model calls.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TokenUsage {
@@ -151,6 +167,20 @@ pub enum AgentEvent {
         /// The last command's status when it finished, non-zero when it
         /// did not, 130 when it was stopped.
         exit_code: i32,
+    },
+    /// A child agent started from this session's shell started or ended
+    /// (a refused one only ends).
+    Child {
+        /// Names the child within this session (`c1`, `c2`, …), the same
+        /// in its start and end events.
+        id: String,
+        /// The child's session id; null when it never started one.
+        session: Option<String>,
+        /// Its instruction, as given to `-c`; empty for one read from stdin.
+        instruction: String,
+        status: ChildStatus,
+        /// Tokens the child and its own children used.
+        usage: TokenUsage,
     },
     /// The last event of a run, always.
     Result {

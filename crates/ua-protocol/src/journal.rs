@@ -218,12 +218,27 @@ pub enum JournalEntry {
         /// configuration prices the model (`[pricing]`).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         cost_micros: Option<u64>,
+        /// Tokens the child agents that ended during the turn used, their
+        /// own children's included, each child counted once (not in
+        /// `usage`, which is this session's own).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        descendants: Option<crate::agent::TokenUsage>,
     },
     /// An error the user was shown.
     Error {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         turn: Option<u32>,
         message: String,
+    },
+    /// A child agent started from this session's shell started or ended,
+    /// as the `child` event says it.
+    Child {
+        id: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        session: Option<String>,
+        instruction: String,
+        status: crate::agent::ChildStatus,
+        usage: crate::agent::TokenUsage,
     },
     /// The last line of a journal whose session ended cleanly.
     SessionEnd {
@@ -397,6 +412,7 @@ mod tests {
                 usage: Usage::default(),
                 commands: 1,
                 cost_micros: None,
+                descendants: None,
             },
             JournalEntry::Error { turn: None, message: "boom".into() },
             JournalEntry::Summary {

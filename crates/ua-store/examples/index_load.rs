@@ -82,6 +82,7 @@ fn run(tmp: &Path) -> Result<(), Box<dyn Error>> {
                 },
                 commands: 2,
                 cost_micros: None,
+                descendants: None,
             });
         }
         if n % 10 != 0 && n % 7 != 0 {

@@ -236,6 +236,7 @@ pub(crate) fn entry_turn(entry: &JournalEntry) -> Option<u32> {
         JournalEntry::SessionStart { .. }
         | JournalEntry::UserCommand { .. }
         | JournalEntry::Resumed { .. }
+        | JournalEntry::Child { .. }
         | JournalEntry::SessionEnd { .. } => None,
     }
 }

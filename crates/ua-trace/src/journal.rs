@@ -31,19 +31,44 @@ struct Decided {
 
 /// The spans of `lines` (a whole journal, or what a resumed run added).
 pub fn spans(tracer: &mut Tracer, lines: &[JournalLine]) -> Vec<Span> {
+    let mut feed = Feed::default();
     let mut out = Vec::new();
-    let mut turn_open: Option<u32> = None;
-    let mut decided: HashMap<String, Decided> = HashMap::new();
-    let mut last = 0;
     for line in lines {
-        let at = line.ts.saturating_mul(1_000_000);
-        last = at;
-        match &line.entry {
+        out.extend(feed.line(tracer, line.ts, &line.entry));
+    }
+    out.extend(feed.finish(tracer));
+    out
+}
+
+/// The journal's lines fed one at a time, as a session writes them: each
+/// gives the spans it finishes, so a session records its spans as they
+/// end and one that crashes keeps those.
+#[derive(Default)]
+pub struct Feed {
+    turn_open: Option<u32>,
+    decided: HashMap<String, Decided>,
+    last: u64,
+}
+
+impl std::fmt::Debug for Feed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Feed").field("turn_open", &self.turn_open).finish_non_exhaustive()
+    }
+}
+
+impl Feed {
+    /// One journal line, written at `ts` (milliseconds since the epoch).
+    pub fn line(&mut self, tracer: &mut Tracer, ts: u64, entry: &JournalEntry) -> Vec<Span> {
+        let mut out = Vec::new();
+        let (turn_open, decided) = (&mut self.turn_open, &mut self.decided);
+        let at = ts.saturating_mul(1_000_000);
+        self.last = at;
+        match entry {
             // A second instruction line in a turn is the person steering it.
-            JournalEntry::Instruction { turn, text } if turn_open != Some(*turn) => {
+            JournalEntry::Instruction { turn, text } if *turn_open != Some(*turn) => {
                 let (_, left) = tracer.instruction_started(at, *turn, text);
                 out.extend(left);
-                turn_open = Some(*turn);
+                *turn_open = Some(*turn);
             }
             JournalEntry::ModelRequest { backend, model, .. } => {
                 tracer.model_call_started(at, &ModelCall { provider: backend, model, ..ModelCall::default() });
@@ -104,7 +129,7 @@ pub fn spans(tracer: &mut Tracer, lines: &[JournalLine]) -> Vec<Span> {
             }
             JournalEntry::ToolResult { tool_use_id, exit_code, .. } => {
                 // Settled already at its decision, or never decided here.
-                let Some(mut d) = decided.remove(tool_use_id) else { continue };
+                let Some(mut d) = decided.remove(tool_use_id) else { return out };
                 let outcome = match exit_code {
                     Some(0) => "ok",
                     Some(_) => "failed",
@@ -115,23 +140,25 @@ pub fn spans(tracer: &mut Tracer, lines: &[JournalLine]) -> Vec<Span> {
                 start(tracer, started_at, tool_use_id, &mut d);
                 out.extend(tracer.command_ended(at, tool_use_id, *exit_code, outcome));
             }
-            JournalEntry::TurnEnd { turn, reason, .. } if turn_open == Some(*turn) => {
+            JournalEntry::TurnEnd { turn, reason, .. } if *turn_open == Some(*turn) => {
                 let result = match reason {
                     TurnEndReason::Answered => "ok",
                     TurnEndReason::Stopped => "cancelled",
                     TurnEndReason::Failed | TurnEndReason::StepLimit | TurnEndReason::Budget => "error",
                 };
                 out.extend(tracer.instruction_ended(at, result));
-                turn_open = None;
+                *turn_open = None;
             }
             _ => {}
         }
+        out
     }
-    // A journal cut short: what is still open ends with its last line.
-    if turn_open.is_some() {
-        out.extend(tracer.instruction_ended(last, "error"));
+
+    /// The end of the lines: what is still open ends with the last one
+    /// (a journal cut short, or a session ending mid-turn).
+    pub fn finish(self, tracer: &mut Tracer) -> Vec<Span> {
+        if self.turn_open.is_some() { tracer.instruction_ended(self.last, "error") } else { Vec::new() }
     }
-    out
 }
 
 fn start(tracer: &mut Tracer, at: u64, id: &str, d: &mut Decided) {

@@ -89,6 +89,7 @@ fn lines() -> Vec<JournalLine> {
                 usage: Usage::default(),
                 commands: 1,
                 cost_micros: None,
+                descendants: None,
             },
         ),
     ]

@@ -280,6 +280,7 @@ fn generate(home: &Home) -> anyhow::Result<(PathBuf, u64)> {
                 usage,
                 commands: 0,
                 cost_micros: None,
+                descendants: None,
             })?;
             w.journal.checkpoint()?;
         }
@@ -413,6 +414,7 @@ fn write_long_turn(w: &mut Writer, turn: u32, rng: &mut Rng, outputs: &Outputs, 
         usage: total,
         commands,
         cost_micros: None,
+        descendants: None,
     })?;
     w.journal.checkpoint()?;
     Ok(())

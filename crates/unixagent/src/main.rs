@@ -218,7 +218,15 @@ fn run(cli: cli::Cli, login_by_name: bool) -> anyhow::Result<i32> {
     // the depth and fan-out limits before anything starts.
     let agent_run = oneshot || cli.json || (!stdin_tty && cli.command.is_none());
     let limits = child::admission::Limits { max_depth: cfg.agent.max_depth, max_children: cfg.agent.max_children };
-    let admitted = match child::admit(agent_run, limits) {
+    let instruction = cli.command.as_deref().filter(|c| is_instruction(c)).map_or("", instruction_text);
+    // A one-shot in the foreground of a terminal: its parent draws its
+    // progress there.
+    let in_front = oneshot
+        && !cli.json
+        && stdin_tty
+        && nix::unistd::isatty(std::io::stdout().as_fd()).unwrap_or(false)
+        && !child::in_background();
+    let admitted = match child::admit(agent_run, limits, (instruction, in_front)) {
         Ok(a) => a,
         Err(refusal) => return Ok(child::refuse(&refusal, cli.json)),
     };
@@ -291,9 +299,13 @@ fn run(cli: cli::Cli, login_by_name: bool) -> anyhow::Result<i32> {
             // background): a batch run that asks nobody, printing its
             // summary and answer (everything with -v). A question it drew
             // where nobody looks would hang it.
+            // A child in the foreground of its parent's terminal: the same,
+            // with a progress line there while it runs; with -v an ordinary
+            // one-shot, which shows everything and may ask.
             let stdout_tty = nix::unistd::isatty(std::io::stdout().as_fd()).unwrap_or(false);
-            if is_child && (!stdin_tty || !stdout_tty || child::in_background()) {
-                return run_unwatched_child(text, cli.verbose, approval_timeout, &session);
+            let watched = stdin_tty && stdout_tty && !child::in_background();
+            if is_child && (!watched || !cli.verbose) {
+                return run_child(text, cli.verbose, approval_timeout, &session);
             }
             return session::run(session(true, cli.shell_debug, Some(text), None));
         }
@@ -362,11 +374,10 @@ fn home_from_account() {
     }
 }
 
-/// A child's one-shot without anyone watching: its instruction as a batch
-/// run with no input (a question is a denial), its output folded into one
-/// line and its answer (see `child::quiet`), or with `verbose` batch mode's
-/// plain text.
-fn run_unwatched_child(
+/// A child's one-shot: its instruction as a batch run with no input (a
+/// question is a denial), its output folded into one line and its answer
+/// (see `child::quiet`), or with `verbose` batch mode's plain text.
+fn run_child(
     text: String,
     verbose: bool,
     approval_timeout: Duration,

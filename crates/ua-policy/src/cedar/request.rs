@@ -213,6 +213,13 @@ fn spawns_agent(part: &Part) -> bool {
     crate::own_cli::invocation(&args) == crate::own_cli::Invocation::Agent
 }
 
+/// True when `part` starts a child agent with nothing but its instruction
+/// (see [`crate::own_cli::plain_child`]).
+fn plain_child(part: &Part) -> bool {
+    let args: Vec<&str> = part.args().iter().map(|a| a.text.as_str()).collect();
+    spawns_agent(part) && crate::own_cli::plain_child(&args)
+}
+
 /// Builds the entities and queries for one command.
 pub(crate) fn build(
     types: &Types,
@@ -251,6 +258,7 @@ pub(crate) fn build(
             ("risk".to_string(), Builder::str(pr.risk.name())),
             ("risk_level".to_string(), RestrictedExpression::new_long(pr.risk.level())),
             ("privileged".to_string(), RestrictedExpression::new_bool(part.privileged)),
+            ("plain_child".to_string(), RestrictedExpression::new_bool(plain_child(part))),
         ]);
         let e = Entity::new(uid.clone(), attrs, HashSet::new()).map_err(|e| e.to_string())?;
         b.entities.insert(uid.clone(), e);

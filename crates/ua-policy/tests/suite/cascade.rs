@@ -106,7 +106,7 @@ fn default_policy_runs_read_only_commands_and_asks_for_the_rest() {
 }
 
 #[test]
-fn the_task_board_runs_without_asking_and_a_child_agent_asks() {
+fn the_task_board_runs_without_asking_and_so_does_a_plain_child_agent() {
     let env = Env::new();
     let gate = env.gate();
     let grants = Grants::new();
@@ -116,12 +116,44 @@ fn the_task_board_runs_without_asking_and_a_child_agent_asks() {
     }
     let d = gate.decide(&env.request("unixagent board add 'write the tests'"), &grants);
     assert!(matches!(&d.decided_by, DecidedBy::Policy { policy, .. } if policy == "builtin.task-board"), "{d:?}");
-    // Wrapped, or combined with another write, it asks like anything else;
-    // starting an agent is `spawn_agent`, which no built-in policy permits.
-    for cmd in ["sudo unixagent board claim", "unixagent board claim; rm -rf build", "unixagent -c '# take a task'"] {
+    // Wrapped, or combined with another write, it asks like anything else.
+    for cmd in ["sudo unixagent board claim", "unixagent board claim; rm -rf build"] {
         let d = gate.decide(&env.request(cmd), &grants);
         assert_eq!(d.outcome, Outcome::Ask, "{cmd}: {d:?}");
     }
+    // A child agent with nothing but its instruction starts without a
+    // question (`spawn_agent` and its `exec`, builtin.delegate), in the
+    // background, and several at once.
+    for cmd in [
+        "unixagent -c '# take a task'",
+        "unixagent --json -c '# list the services' < /dev/null",
+        "unixagent -c '# check api-1' < /dev/null & unixagent -c '# check api-2' < /dev/null & wait",
+    ] {
+        let d = gate.decide(&env.request(cmd), &grants);
+        assert_eq!(d.outcome, Outcome::Allow, "{cmd}: {d:?}");
+    }
+    let d = gate.decide(&env.request("unixagent -c '# take a task'"), &grants);
+    assert!(matches!(&d.decided_by, DecidedBy::Policy { policy, .. } if policy == "builtin.delegate"), "{d:?}");
+    // Anything that could change what the child runs or reads asks:
+    // another config, shell or backend, a wrapper, a path of its own.
+    for cmd in [
+        "unixagent --config /tmp/evil.toml -c '# x'",
+        "unixagent -c '# x' --config /tmp/evil.toml",
+        "unixagent --shell /tmp/evil -c '# x'",
+        "unixagent --backend openai -c '# x'",
+        "env UA=1 unixagent -c '# x'",
+        "./unixagent -c '# x'",
+        "unixagent -c '# x'; rm -rf build",
+    ] {
+        let d = gate.decide(&env.request(cmd), &grants);
+        assert_eq!(d.outcome, Outcome::Ask, "{cmd}: {d:?}");
+    }
+    // Four deep, the depth rule forbids it whatever permits it.
+    let mut deep = env.request("unixagent -c '# deeper'");
+    deep.depth = 4;
+    let d = gate.decide(&deep, &grants);
+    assert_eq!(d.outcome, Outcome::Deny, "{d:?}");
+    assert!(matches!(&d.decided_by, DecidedBy::Policy { policy, .. } if policy == "builtin.spawn-depth"), "{d:?}");
     // unixagent's `-c` without `#` is the shell's: walked as code.
     let d = gate.decide(&env.request("unixagent -c 'rm -rf ~'"), &grants);
     assert_eq!(d.outcome, Outcome::Deny, "{d:?}");

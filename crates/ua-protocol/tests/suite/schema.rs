@@ -4,7 +4,8 @@
 
 use serde_json::{Value, json};
 use ua_protocol::agent::{
-    AgentEvent, Approval, CommandStatus, GateDecision, Input, RunStatus, SCHEMA_VERSION, TokenUsage, TurnStop,
+    AgentEvent, Approval, ChildStatus, CommandStatus, GateDecision, Input, RunStatus, SCHEMA_VERSION, TokenUsage,
+    TurnStop,
 };
 
 const SCHEMA: &str = include_str!("../../../../docs/ndjson.schema.json");
@@ -74,6 +75,20 @@ fn every_event() -> Vec<AgentEvent> {
         AgentEvent::Task { id: 4, title: "New".into(), state: "todo".into(), from: None, assignee: None, reason: None },
         AgentEvent::TurnEnd { stop: TurnStop::Cancelled, exit_code: 130 },
         AgentEvent::Output { id: "toolu_1".into(), text: "a.txt\n".into() },
+        AgentEvent::Child {
+            id: "c1".into(),
+            session: Some("20261124T100000.000Z-0000abcd".into()),
+            instruction: "check the logs".into(),
+            status: ChildStatus::Running,
+            usage: TokenUsage::default(),
+        },
+        AgentEvent::Child {
+            id: "c2".into(),
+            session: None,
+            instruction: String::new(),
+            status: ChildStatus::Refused,
+            usage: TokenUsage::default(),
+        },
         AgentEvent::Result {
             status: RunStatus::Ok,
             exit_code: 0,

@@ -266,7 +266,8 @@ impl RecordFeed {
             | JournalEntry::Error { .. }
             | JournalEntry::CommandIntent { .. }
             | JournalEntry::Summary { .. }
-            | JournalEntry::Checkpoint { .. } => None,
+            | JournalEntry::Checkpoint { .. }
+            | JournalEntry::Child { .. } => None,
         }
     }
 }
@@ -316,6 +317,7 @@ mod tests {
             usage: Usage { input_tokens: input, output_tokens: 1, ..Usage::default() },
             commands: 2,
             cost_micros: None,
+            descendants: None,
         }
     }
 

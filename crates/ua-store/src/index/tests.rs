@@ -273,6 +273,7 @@ fn live_session(tmp: &Path, index: &Index, n: u64) {
             usage: Usage { input_tokens: n + 1, output_tokens: t.into(), cache_read_tokens: 3, cache_write_tokens: n },
             commands: t,
             cost_micros: None,
+            descendants: None,
         });
     }
     match n % 4 {

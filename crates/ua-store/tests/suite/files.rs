@@ -75,6 +75,7 @@ fn sample_entries() -> Vec<JournalEntry> {
             usage: Usage::default(),
             commands: 0,
             cost_micros: None,
+            descendants: None,
         },
         JournalEntry::SessionEnd { exit_code: Some(0) },
     ]

@@ -160,6 +160,7 @@ impl Session {
             usage: Usage::default(),
             commands: 1,
             cost_micros: None,
+            descendants: None,
         })?;
         self.journal.checkpoint().map(|_| ())
     }

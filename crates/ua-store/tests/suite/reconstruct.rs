@@ -86,6 +86,7 @@ impl Agent {
                 usage: Usage::default(),
                 commands: 1,
                 cost_micros: None,
+                descendants: None,
             })
             .unwrap();
     }

@@ -158,6 +158,15 @@ impl AcpFront {
                     .raw_output(json!({ "exit_code": exit_code, "status": s, "output": output }));
                 vec![Out::Update(SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(id.clone(), fields)))]
             }
+            // The command that started it is already a tool call, whose
+            // output is the child's fold line and answer: its start and
+            // end are lines of thought beside it.
+            AgentEvent::Child { id, instruction, status, usage, .. } => {
+                let status = format!("{status:?}").to_lowercase();
+                let tokens = usage.input + usage.output;
+                let line = format!("▸ child {id} {instruction:?} · {status} · {tokens} tokens\n");
+                vec![Out::Update(SessionUpdate::AgentThoughtChunk(chunk(&line)))]
+            }
             AgentEvent::Task { id, title, state, .. } => {
                 self.tasks.insert(*id, (title.clone(), state.clone()));
                 let entries = self

@@ -171,6 +171,9 @@ impl Renderer {
                 self.alert(&crate::board::render::blocked_alert(*id, title, assignee.as_deref(), reason.as_deref()))
             }
             AgentEvent::Task { .. } => String::new(),
+            // A child's progress and end are drawn by the session's
+            // children part, which knows how long it ran.
+            AgentEvent::Child { .. } => String::new(),
             AgentEvent::Command { decision: GateDecision::Deny, .. }
             | AgentEvent::CommandResult { .. }
             | AgentEvent::Session { .. }
@@ -270,12 +273,20 @@ impl Renderer {
     }
 
     /// The dim line closing a turn: `2.4k↑ 1.1k↓  2 cmds  4.6s`.
-    pub fn footer(&mut self, usage: &Usage, commands: usize, elapsed: Duration) -> String {
+    /// `descendants`: tokens child agents used during the turn, shown as
+    /// `+N` after the turn's own.
+    pub fn footer(&mut self, usage: &Usage, commands: usize, elapsed: Duration, descendants: u64) -> String {
         let mut out = self.settle_thinking();
         out.push_str(&self.fresh_line());
         let up = usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens;
         let cmds = if commands == 1 { "1 cmd".to_string() } else { format!("{commands} cmds") };
-        let line = format!("{}↑ {}↓  {cmds}  {:.1}s", tokens(up), tokens(usage.output_tokens), elapsed.as_secs_f64());
+        let children = if descendants > 0 { format!(" +{}", tokens(descendants)) } else { String::new() };
+        let line = format!(
+            "{}↑ {}↓{children}  {cmds}  {:.1}s",
+            tokens(up),
+            tokens(usage.output_tokens),
+            elapsed.as_secs_f64()
+        );
         out.push_str(&self.style("2", &line));
         out.push_str("\r\n");
         self.at_line_start = true;
@@ -323,8 +334,12 @@ mod tests {
             &Usage { input_tokens: 2400, output_tokens: 1100, ..Default::default() },
             2,
             Duration::from_millis(4600),
+            0,
         );
         assert_eq!(footer, "\r\n2.4k↑ 1.1k↓  2 cmds  4.6s\r\n");
+        // Child agents' tokens follow the turn's own.
+        let footer = r.footer(&Usage::default(), 1, Duration::from_millis(1000), 12_345);
+        assert_eq!(footer, "0↑ 0↓ +12k  1 cmd  1.0s\r\n");
     }
 
     #[test]

@@ -11,7 +11,7 @@
 
 use std::time::Duration;
 
-use ua_protocol::agent::{AgentEvent, CommandStatus, RunStatus};
+use ua_protocol::agent::{AgentEvent, CommandStatus, RunStatus, TokenUsage};
 use ua_protocol::journal::{JournalEntry, JournalLine, TurnEndReason};
 
 /// How a child ended, as the fold line says it.
@@ -47,6 +47,10 @@ pub struct Fold {
     pub instruction: String,
     pub outcome: Outcome,
     pub tokens: u64,
+    /// The result's usage, input and output apart.
+    pub usage: TokenUsage,
+    /// What its own children used, as they ended.
+    pub descendants: TokenUsage,
     pub commands: u32,
     /// Commands refused, by the policy or because nobody could be asked:
     /// the command and the first line of why.
@@ -55,6 +59,8 @@ pub struct Fold {
     answer: String,
     /// Commands proposed, by id, until their result comes.
     proposed: Vec<(String, String)>,
+    /// The command running now, for the progress line.
+    current: Option<String>,
     first_ms: Option<u64>,
     last_ms: Option<u64>,
     /// The refusal's or error's line, when it ended that way.
@@ -68,10 +74,13 @@ impl Fold {
             instruction: instruction.to_string(),
             outcome: Outcome::Running,
             tokens: 0,
+            usage: TokenUsage::default(),
+            descendants: TokenUsage::default(),
             commands: 0,
             denied: Vec::new(),
             answer: String::new(),
             proposed: Vec::new(),
+            current: None,
             first_ms: None,
             last_ms: None,
             error: None,
@@ -85,10 +94,12 @@ impl Fold {
             AgentEvent::Text { text } => self.answer.push_str(text),
             AgentEvent::Command { id, command, .. } => {
                 self.proposed.push((id.clone(), command.clone()));
+                self.current = Some(command.clone());
             }
             AgentEvent::CommandResult { id, status, output, .. } => {
                 // Text before a command was a step, not the answer.
                 self.answer.clear();
+                self.current = None;
                 let command = self.proposed.iter().find(|(i, _)| i == id).map(|(_, c)| c.clone());
                 if *status == CommandStatus::Denied
                     && let Some(c) = command
@@ -104,6 +115,7 @@ impl Fold {
             }
             AgentEvent::Result { status, usage, commands, .. } => {
                 self.tokens = usage.input + usage.output;
+                self.usage = *usage;
                 self.commands = *commands;
                 if self.outcome != Outcome::Refused {
                     self.outcome = match status {
@@ -119,6 +131,14 @@ impl Fold {
             | AgentEvent::Task { .. }
             | AgentEvent::Output { .. }
             | AgentEvent::TurnEnd { .. } => {}
+            // A grandchild that ended: its tokens (its own children's
+            // included) count for this child's, once.
+            AgentEvent::Child { status, usage, .. } => {
+                if *status != ua_protocol::agent::ChildStatus::Running {
+                    self.descendants.input += usage.input;
+                    self.descendants.output += usage.output;
+                }
+            }
         }
     }
 
@@ -170,6 +190,16 @@ impl Fold {
     /// How long the journal says it ran.
     pub fn journal_duration(&self) -> Option<Duration> {
         Some(Duration::from_millis(self.last_ms?.saturating_sub(self.first_ms?)))
+    }
+
+    /// The progress line while it runs, at most `width` characters:
+    /// `▸ child "check the logs" · 1.2 s · $ grep -c timeout app.log`.
+    pub fn progress(&self, took: Duration, width: usize) -> String {
+        let step = self.current.as_deref().map_or_else(|| "thinking".to_string(), |c| format!("$ {c}"));
+        let line = format!("▸ child \"{}\" · {} · {step}", short(&self.instruction, 48), seconds(took));
+        // Only text: a control character would move the cursor off the line.
+        let line: String = line.chars().filter(|c| !c.is_control()).collect();
+        short(&line, width.max(8))
     }
 
     /// `▸ child 3f2a "check the logs" · done · 3.1 s · 1.8k tokens · 2 commands`

@@ -67,6 +67,7 @@ fn the_same_line_from_the_journal() {
                 usage: Usage { input_tokens: 1500, output_tokens: 320, ..Default::default() },
                 commands: 2,
                 cost_micros: None,
+                descendants: None,
             },
         ),
     ];

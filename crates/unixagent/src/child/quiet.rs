@@ -1,12 +1,16 @@
-//! A child's own output when nobody watches it (`-c '# …'` in the
-//! background or without a terminal): its fold line and its answer, and
-//! nothing else. That is what the parent's model reads as the command's
-//! output, so it carries no progress, spinner frames or escape sequences.
+//! A child's own output: its fold line and its answer, and nothing else.
+//! That is what the parent's model reads as the command's output, so it
+//! carries no progress, spinner frames or escape sequences. In the
+//! foreground of its parent's terminal the child draws nothing while it
+//! runs either: the parent draws its progress line, from the child's
+//! report, beside the command's output rather than in it (see
+//! `session::children`).
 //!
 //! The child runs as a batch session (no questions: "ask" is "deny") whose
 //! NDJSON events are read here from a pipe put in place of stdout, exactly
 //! as a parent reads a `--json` child, and folded by [`super::fold`]. With
-//! `-v` the child prints everything instead (batch mode's plain text).
+//! `-v` the child prints everything instead (batch mode's plain text, or
+//! in the foreground of a terminal an ordinary one-shot that may ask).
 
 use std::io::{BufRead as _, Write as _};
 use std::os::fd::{AsFd as _, OwnedFd};

@@ -24,6 +24,7 @@ use ua_term::osc::ShellEvent;
 use ua_term::state::Transition;
 
 use super::board::TaskBoard;
+use super::children::Children;
 use super::driver::{Driver, Input, TurnContext};
 use super::executor::{After, Executor, Routed};
 use super::front::{Batch, FrontEnd, KeyInput, Next, Read};
@@ -57,6 +58,8 @@ pub(super) struct Session {
     exit_now: Option<i32>,
     /// The task board and its watcher, when the session has a board.
     board: Option<TaskBoard>,
+    /// The agents started from the shell, as their reports tell.
+    children: Option<Children>,
 }
 
 impl Session {
@@ -78,7 +81,13 @@ impl Session {
             oneshot,
             exit_now: None,
             board,
+            children: None,
         }
+    }
+
+    /// Hears of the children started from the shell through this watch.
+    pub(super) fn watch_children(&mut self, children: Children) {
+        self.children = Some(children);
     }
 
     /// Hands the driver one input and carries out what follows.
@@ -191,6 +200,7 @@ impl Session {
                     self.on_batch_line(line);
                 }
                 found = board_changed(&mut self.board), if self.board.is_some() => self.on_board(found),
+                change = changed_child(&mut self.children), if self.children.is_some() => self.on_child(change),
                 _ = sleep_until(deadline) , if deadline.is_some() => self.on_deadline(),
             }
         }
@@ -202,6 +212,8 @@ impl Session {
         while let Some(out) = self.out.pop() {
             match out {
                 Out::Event(e) => {
+                    // A child tells its parent everything it draws.
+                    crate::child::report::event(&e);
                     let text = self.front.event(&e);
                     self.write_front(&text);
                     if matches!(e, AgentEvent::ApprovalRequest { .. }) {
@@ -288,6 +300,9 @@ impl Session {
             return;
         }
         if self.ends_with_turn {
+            // Batch mode's result line is drawn (and so reported) above;
+            // a one-shot on a terminal draws none, but its parent needs one.
+            crate::child::report::event(&end.result());
             self.exit_now = Some(end.status);
             return;
         }
@@ -335,10 +350,12 @@ impl Session {
         match self.exec.route(bytes) {
             Routed::Hidden => {}
             Routed::Shown => {
+                self.clear_child_progress();
                 self.proxy.shown_for_agent(bytes);
                 self.proxy.write_out(bytes);
             }
             Routed::Text(text) => {
+                self.clear_child_progress();
                 self.proxy.shown_for_agent(bytes);
                 if text.is_empty() {
                     return;
@@ -387,6 +404,61 @@ impl Session {
         }
     }
 
+    /// A child's report changed: its start or end is an event for every
+    /// front end and a line in the journal.
+    fn on_child(&mut self, change: (std::path::PathBuf, bool)) {
+        let Some(children) = self.children.as_mut() else { return };
+        let events = children.read(change);
+        self.children_said(events);
+        self.child_progress();
+    }
+
+    /// The foreground child's progress line, drawn on the terminal while
+    /// the agent's command that started it runs: beside the command's
+    /// output, never in what is captured of it.
+    fn child_progress(&mut self) {
+        if self.front.lines_only() || !self.exec.running() {
+            return;
+        }
+        let width = usize::from(crate::terminal::size().0).saturating_sub(1);
+        if let Some(text) = self.children.as_mut().and_then(|c| c.progress_line(width)) {
+            self.proxy.write_out(text.as_bytes());
+        }
+    }
+
+    /// Erases a child's progress line before anything else is written
+    /// where it stands.
+    fn clear_child_progress(&mut self) {
+        if let Some(text) = self.children.as_mut().and_then(Children::clear_line) {
+            self.proxy.write_out(text.as_bytes());
+        }
+    }
+
+    /// Every child's report read to its end now (see `Children::settle`).
+    fn settle_children(&mut self) {
+        let Some(children) = self.children.as_mut() else { return };
+        let events = children.settle();
+        self.children_said(events);
+    }
+
+    fn children_said(&mut self, events: Vec<AgentEvent>) {
+        if events.is_empty() {
+            return;
+        }
+        for e in events {
+            if let AgentEvent::Child { status, usage, .. } = &e
+                && *status != ua_protocol::agent::ChildStatus::Running
+            {
+                self.driver.descendants_used(*usage);
+            }
+            if let Some(entry) = super::children::journal_entry(&e) {
+                self.driver.record(entry, &mut self.out);
+            }
+            self.out.event(e);
+        }
+        self.carry_out();
+    }
+
     /// A fresh prompt: what waits for one runs (a one-shot or batch
     /// instruction, a batch shell line, an agent command, keys typed
     /// ahead); a command that never started (a syntax error) is over.
@@ -415,6 +487,10 @@ impl Session {
     /// one.
     fn on_command_ended(&mut self, code: Option<i32>) {
         let Some((rest, finished)) = self.exec.command_ended(code) else { return };
+        if finished.is_some() {
+            self.clear_child_progress();
+            self.settle_children();
+        }
         if !rest.is_empty() {
             self.proxy.write_out(rest.as_bytes());
         }
@@ -517,8 +593,11 @@ impl Session {
     fn turn_keys(&mut self, bytes: &[u8]) {
         if self.exec.running() {
             // The command has the terminal: every byte goes to the shell,
-            // so Ctrl+C interrupts it as it would without unixagent.
-            if bytes.contains(&0x03) && self.keys.double_interrupt() {
+            // so Ctrl+C interrupts it as it would without unixagent. A
+            // one-shot (a child agent in its parent's terminal, say) stops
+            // at the first: like any program given Ctrl+C, it ends, its
+            // shell with it, and whoever started it hears 130.
+            if bytes.contains(&0x03) && (self.keys.double_interrupt() || self.ends_with_turn) {
                 self.proxy.send(b"\x03");
                 self.drive(|d, out| d.input(Input::Cancel, out));
                 return;
@@ -629,6 +708,7 @@ impl Session {
 
     /// Writes the `result` line once and ends the run with its exit code.
     fn batch_finish(&mut self, forced: Option<(RunStatus, i32)>) {
+        self.settle_children();
         let Some((event, code)) = self.batch.as_mut().and_then(|b| b.finish(forced)) else { return };
         if let Some(event) = event {
             self.out.event(event);
@@ -682,6 +762,15 @@ async fn board_changed(board: &mut Option<TaskBoard>) -> Option<Vec<TaskChange>>
 async fn read_keys(keys: &mut Option<crate::keyboard::Keyboard>) -> Keys<'_> {
     match keys {
         Some(k) => k.read().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// The next child report that changed (the branch is disabled without a
+/// watch).
+async fn changed_child(children: &mut Option<Children>) -> (std::path::PathBuf, bool) {
+    match children {
+        Some(c) => c.changed().await,
         None => std::future::pending().await,
     }
 }

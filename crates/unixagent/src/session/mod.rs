@@ -36,6 +36,7 @@ use crate::{shell, terminal};
 
 mod above_prompt;
 mod board;
+mod children;
 mod driver;
 mod event_loop;
 mod executor;
@@ -191,8 +192,14 @@ async fn run_async(opts: Options, batch: Option<BatchOptions>) -> anyhow::Result
     if let Some(j) = &journal {
         env.push((OsString::from("UNIXAGENT_JOURNAL"), j.path().as_os_str().to_owned()));
     }
+    let attached = crate::board::attach(session_dir.as_ref(), &mut env);
+    // Watched before the shell starts, so no child can report unheard.
+    let children = children::Children::start(attached.as_ref().map(ua_store::board::Board::root)).map(|(c, var)| {
+        env.push(var);
+        c
+    });
     // Watched from before the shell starts, so no change is missed.
-    let mut board = crate::board::attach(session_dir.as_ref(), &mut env).and_then(|b| {
+    let mut board = attached.and_then(|b| {
         board::TaskBoard::start(b, resumed.is_some())
             .map_err(|e| eprintln!("unixagent: the task board is not watched this time: {e}"))
             .ok()
@@ -296,6 +303,7 @@ async fn run_async(opts: Options, batch: Option<BatchOptions>) -> anyhow::Result
         driver::Records::new(id.clone(), journal, index),
     );
     driver.set_can_ask(stdin_tty);
+    driver.trace(crate::trace::Live::start(&own_id, &telemetry));
     if let Some(w) = watch {
         driver.set_sandbox(w);
     }
@@ -314,6 +322,9 @@ async fn run_async(opts: Options, batch: Option<BatchOptions>) -> anyhow::Result
         driver.set_can_ask(b.can_ask());
     }
     let mut s = event_loop::Session::new((proxy, exec, driver), front, batch, (opts.oneshot, board));
+    if let Some(c) = children {
+        s.watch_children(c);
+    }
     let cwd = std::env::current_dir().map(|d| d.display().to_string()).unwrap_or_default();
     // Journaled (and so in the index) before anyone is told the id: a
     // program that reads it and looks the session up finds it running.
@@ -347,13 +358,15 @@ async fn run_async(opts: Options, batch: Option<BatchOptions>) -> anyhow::Result
         }
     }
     let code = s.run(&master, keys, &mut signals).await;
-    let mut journal = None;
+    let mut spans = None;
     s.drive(|d, out| {
         d.record(ua_protocol::journal::JournalEntry::SessionEnd { exit_code: Some(code) }, out);
-        journal = d.journal_path().map(std::path::Path::to_path_buf);
+        spans = d.take_spans();
     });
     drop(raw);
-    crate::trace::session_ended(journal.as_deref(), &own_id, &telemetry);
+    if let Some(spans) = spans {
+        spans.finish();
+    }
     Ok(code)
 }
 
@@ -375,20 +388,22 @@ fn start_sandbox(
 /// The run ends before the shell starts: one line on stderr and, for
 /// `--json`, an `error` and a `result` event. Returns the exit status.
 fn refuse_to_start(why: &str, batch: Option<&BatchOptions>) -> i32 {
+    use ua_protocol::agent::{AgentEvent, RunStatus, TokenUsage};
     let message = format!("the sandbox cannot be applied, so nothing runs: {why}");
     eprintln!("unixagent: {message}");
-    if batch.is_some_and(|b| b.plain.is_none()) {
-        use ua_protocol::agent::{AgentEvent, RunStatus, TokenUsage};
-        let events = [
-            AgentEvent::Error { message, kind: "sandbox".into() },
-            AgentEvent::Result {
-                status: RunStatus::Error,
-                exit_code: crate::sandbox::REFUSED,
-                usage: TokenUsage::default(),
-                commands: 0,
-            },
-        ];
-        for e in events {
+    let json = batch.is_some_and(|b| b.plain.is_none());
+    let events = [
+        AgentEvent::Error { message, kind: "sandbox".into() },
+        AgentEvent::Result {
+            status: RunStatus::Error,
+            exit_code: crate::sandbox::REFUSED,
+            usage: TokenUsage::default(),
+            commands: 0,
+        },
+    ];
+    for e in events {
+        crate::child::report::event(&e);
+        if json {
             let _ = terminal::out(e.to_line().as_bytes());
         }
     }

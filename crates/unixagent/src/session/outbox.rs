@@ -9,7 +9,7 @@
 use std::collections::VecDeque;
 use std::time::Duration;
 
-use ua_protocol::agent::{AgentEvent, TokenUsage};
+use ua_protocol::agent::{AgentEvent, RunStatus, TokenUsage};
 use ua_protocol::event::Usage;
 
 use crate::agent::turn::{End, Proposal};
@@ -43,8 +43,9 @@ pub(crate) enum Chrome {
     HandOver,
     /// Where the cursor is after others wrote to the terminal.
     LineStart(bool),
-    /// The dim line closing a turn.
-    Footer { usage: Usage, commands: usize, elapsed: Duration },
+    /// The dim line closing a turn; `descendants`: what child agents that
+    /// ended during it used (`+N`).
+    Footer { usage: Usage, commands: usize, elapsed: Duration, descendants: TokenUsage },
     /// The question under a proposal, again (the editor failed).
     Question { strong: bool },
     /// What was typed at the question.
@@ -87,6 +88,23 @@ pub(crate) struct TurnEnd {
     /// Commands it ran.
     pub steps: usize,
     pub last_exit: Option<i32>,
+}
+
+impl TurnEnd {
+    /// The `result` event of a run that ends with this turn.
+    pub(crate) fn result(&self) -> AgentEvent {
+        let status = match &self.end {
+            End::Answered => RunStatus::Ok,
+            End::Failed(_) | End::StepLimit => RunStatus::Error,
+            End::Stopped => RunStatus::Cancelled,
+        };
+        AgentEvent::Result {
+            status,
+            exit_code: self.status,
+            usage: self.usage,
+            commands: u32::try_from(self.steps).unwrap_or(u32::MAX),
+        }
+    }
 }
 
 /// The queue of [`Out`]s, drained by the event loop.

@@ -291,6 +291,7 @@ mod tests {
                     usage: Usage { input_tokens: 100, output_tokens: 20, ..Usage::default() },
                     commands: 1,
                     cost_micros: None,
+                    descendants: None,
                 },
             ),
         ]

@@ -4,11 +4,9 @@
 //! What a session does with them (see DESIGN.md, "Traces"): it gives its
 //! shell [`TraceContext::shell_env`], types each agent command as
 //! [`typed_command`] makes it (so the command runs under its own
-//! `execute_tool` span), and when it ends calls [`session_ended`], which
-//! rebuilds its spans from its journal, appends them to the sink and sends
-//! them to the collector if one is configured. (A live `Tracer` in the
-//! turn can take the journal's place: it records the same spans, under the
-//! same ids, as they finish.)
+//! `execute_tool` span), and records its spans as its journal lines are
+//! written ([`Live`]): appended to the sink as each finishes, and sent to
+//! the collector, if one is configured, when it ends.
 
 pub mod export;
 
@@ -49,28 +47,54 @@ pub fn starts_unixagent(command: &str) -> bool {
         .any(|w| w.rsplit('/').next() == Some("unixagent"))
 }
 
-/// At a session's end: its spans, rebuilt from `journal` (what this run
-/// added, for a resumed session), go to the sink and to the collector.
-/// Prints at most one line per failure.
-pub fn session_ended(journal: Option<&Path>, session: &str, cfg: &export::TelemetryConfig) {
-    let Some(journal) = journal else { return };
-    let sink = match cfg.sink() {
-        Ok(Some(s)) => Some(s),
-        Ok(None) if cfg.otlp_endpoint.is_none() => return,
-        Ok(None) => None,
-        Err(e) => {
-            eprintln!("unixagent: spans are not recorded: {e}");
-            return;
+/// A session's spans as it goes: each journal line it writes is fed to a
+/// [`ua_trace::Tracer`] (through [`ua_trace::journal::Feed`], the same
+/// reading of the journal that `traces` tools use), and the spans each line
+/// finishes go to the sink at once, so a session that crashes or runs for
+/// days keeps the spans it finished. [`Live::finish`], at its end, closes
+/// what is open and sends the spans to the collector if one is configured.
+#[derive(Debug)]
+pub struct Live {
+    tracer: ua_trace::Tracer,
+    feed: ua_trace::journal::Feed,
+    recorder: ua_trace::collector::Recorder,
+}
+
+impl Live {
+    /// `None` when spans go nowhere; a sink that cannot be named is said
+    /// once, on stderr.
+    pub fn start(session: &str, cfg: &export::TelemetryConfig) -> Option<Self> {
+        let sink = match cfg.sink() {
+            Ok(Some(s)) => Some(s),
+            Ok(None) if cfg.otlp_endpoint.is_none() => return None,
+            Ok(None) => None,
+            Err(e) => {
+                eprintln!("unixagent: spans are not recorded: {e}");
+                return None;
+            }
+        };
+        Some(Self {
+            tracer: ua_trace::Tracer::new(TraceContext::inherited(), session, ua_trace::span::resource(session)),
+            feed: ua_trace::journal::Feed::default(),
+            recorder: ua_trace::collector::Recorder::new(sink, cfg.otlp_endpoint.clone()),
+        })
+    }
+
+    /// One journal line, written at `ts`; the line to show if the spans it
+    /// finished could not be written (once).
+    pub fn line(&mut self, ts: u64, entry: &JournalEntry) -> Option<String> {
+        let spans = self.feed.line(&mut self.tracer, ts, entry);
+        self.recorder.record(spans)
+    }
+
+    /// At the session's end, after the terminal is given back: closes what
+    /// is open and sends the spans to the collector. Prints at most one
+    /// line per failure.
+    pub fn finish(mut self) {
+        let spans = self.feed.finish(&mut self.tracer);
+        for line in self.recorder.record(spans).into_iter().chain(self.recorder.finish()) {
+            eprintln!("{line}");
         }
-    };
-    let Ok(contents) = ua_store::journal::read_journal(journal) else { return };
-    let lines = &contents.lines;
-    let from = lines.iter().rposition(|l| matches!(l.entry, JournalEntry::Resumed { .. })).map_or(0, |i| i + 1);
-    let mut tracer = ua_trace::Tracer::new(TraceContext::inherited(), session, ua_trace::span::resource(session));
-    let spans = ua_trace::journal::spans(&mut tracer, &lines[from..]);
-    let mut recorder = ua_trace::collector::Recorder::new(sink, cfg.otlp_endpoint.clone());
-    for line in recorder.record(spans).into_iter().chain(recorder.finish()) {
-        eprintln!("{line}");
     }
 }
 

@@ -755,7 +755,8 @@ impl Driver {
             End::Answered | End::Stopped => {}
         }
         let (usage, steps, last_exit) = (turn.usage(), turn.steps(), turn.last_exit());
-        out.chrome(Chrome::Footer { usage, commands: steps, elapsed: self.started.elapsed() });
+        let descendants = self.records.descendants();
+        out.chrome(Chrome::Footer { usage, commands: steps, elapsed: self.started.elapsed(), descendants });
         let meta = self.model.answer_meta();
         let stop = turn_stop(&end, meta.1.as_ref());
         self.records.answer(self.turn_no, self.model.call_no(), turn.messages(), meta, out);
@@ -766,6 +767,21 @@ impl Driver {
         let usage = TokenUsage { input: usage.input_tokens, output: usage.output_tokens };
         self.history = turn.into_messages();
         out.push(Out::TurnEnded(TurnEnd { end, status, usage, steps, last_exit }));
+    }
+
+    /// The session's spans are recorded as its journal is written.
+    pub(in crate::session) fn trace(&mut self, spans: Option<crate::trace::Live>) {
+        self.records.trace(spans);
+    }
+
+    /// The spans' recorder, to finish once the session has ended.
+    pub(in crate::session) fn take_spans(&mut self) -> Option<crate::trace::Live> {
+        self.records.take_spans()
+    }
+
+    /// A child agent ended: its tokens join the turn's footer and end.
+    pub(in crate::session) fn descendants_used(&mut self, usage: TokenUsage) {
+        self.records.descendants_used(usage);
     }
 
     /// Carries on a session reopened with `--continue` or `--resume`: the

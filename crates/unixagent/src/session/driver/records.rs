@@ -14,6 +14,7 @@ use ua_context::prompt::UserCommand;
 use ua_context::secrets::redact_secrets;
 use ua_policy::audit::Record;
 use ua_policy::gate::{Decision, Request};
+use ua_protocol::agent::TokenUsage;
 use ua_protocol::conversation::{Message, Role};
 use ua_protocol::event::{StopReason, Usage};
 use ua_protocol::journal::{CallPurpose, DecisionOutcome, JournalEntry, TurnEndReason};
@@ -48,6 +49,10 @@ pub(in crate::session) struct Records {
     /// The audit id of the current command's records.
     audit_id: Option<String>,
     audit_failed: bool,
+    /// What children that ended since the last turn end used.
+    descendants: TokenUsage,
+    /// The session's spans, recorded as the journal lines are written.
+    spans: Option<crate::trace::Live>,
 }
 
 impl Records {
@@ -62,7 +67,30 @@ impl Records {
             audit_seq: 0,
             audit_id: None,
             audit_failed: false,
+            descendants: TokenUsage::default(),
+            spans: None,
         }
+    }
+
+    /// Records the session's spans as its lines are journaled.
+    pub(in crate::session) fn trace(&mut self, spans: Option<crate::trace::Live>) {
+        self.spans = spans;
+    }
+
+    /// The spans' recorder, to finish when the session has ended.
+    pub(in crate::session) fn take_spans(&mut self) -> Option<crate::trace::Live> {
+        self.spans.take()
+    }
+
+    /// A child ended having used `usage` (its own children's included).
+    pub(in crate::session) fn descendants_used(&mut self, usage: TokenUsage) {
+        self.descendants.input += usage.input;
+        self.descendants.output += usage.output;
+    }
+
+    /// What children used since the last turn end.
+    pub(in crate::session) fn descendants(&self) -> TokenUsage {
+        self.descendants
     }
 
     pub(in crate::session) fn session_id(&self) -> &str {
@@ -81,6 +109,9 @@ impl Records {
         let ts = ua_store::session::now_ms();
         if let Err(e) = j.append_at(&entry, ts) {
             self.journal_write_failed(&e, out);
+        }
+        if let Some(problem) = self.spans.as_mut().and_then(|s| s.line(ts, &entry)) {
+            out.notice(problem);
         }
         let Some((index, feed)) = self.index.as_mut() else { return };
         let Some(record) = feed.feed(ts, &entry) else { return };
@@ -193,7 +224,8 @@ impl Records {
             End::StepLimit => TurnEndReason::StepLimit,
         };
         let commands = u32::try_from(steps).unwrap_or(u32::MAX);
-        self.record(JournalEntry::TurnEnd { turn, reason, usage, commands, cost_micros }, out);
+        let descendants = Some(std::mem::take(&mut self.descendants)).filter(|d| d.input + d.output > 0);
+        self.record(JournalEntry::TurnEnd { turn, reason, usage, commands, cost_micros, descendants }, out);
         self.checkpoint(out);
     }
 

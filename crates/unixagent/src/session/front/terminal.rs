@@ -56,7 +56,9 @@ impl FrontEnd for TerminalFront {
                 self.render.set_line_start(*at_start);
                 String::new()
             }
-            Chrome::Footer { usage, commands, elapsed } => self.render.footer(usage, *commands, *elapsed),
+            Chrome::Footer { usage, commands, elapsed, descendants } => {
+                self.render.footer(usage, *commands, *elapsed, descendants.input + descendants.output)
+            }
             Chrome::Question { strong } => self.render.question(*strong),
             Chrome::Echo(text) => text.clone(),
             Chrome::Text(text) => self.render.text(text),
