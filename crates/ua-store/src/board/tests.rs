@@ -240,3 +240,34 @@ fn the_watcher_reports_moves_by_any_process_and_sleeps_otherwise() {
     let used = w.reads() - before;
     assert!((1..=super::watch::SETTLE_READS as u64 + 1).contains(&used), "{used} reads for one change");
 }
+
+/// Child agents write their reports into a dot-directory of the board many
+/// times a second; none of that may wake a session's board watcher (every
+/// session of a tree watches the same board).
+#[test]
+fn writes_in_a_dot_directory_of_the_board_wake_no_watcher() {
+    let (_d, b) = board();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let w = watch::Watcher::start(b.clone(), move |c| {
+        let _ = tx.send(c);
+    })
+    .unwrap();
+    let reports = b.root().join(".children-test");
+    std::fs::create_dir(&reports).unwrap();
+    let before = w.reads();
+    {
+        use std::io::Write;
+        let mut report = std::fs::File::create(reports.join("c1")).unwrap();
+        for i in 0..200 {
+            writeln!(report, "{{\"type\":\"text\",\"text\":\"line {i}\"}}").unwrap();
+            report.flush().unwrap();
+        }
+    }
+    // A real change afterwards: once it has arrived, everything before it
+    // has been seen.
+    let t = b.add(&NewTask::titled("after the reports"), 0).unwrap();
+    let got = rx.recv_timeout(std::time::Duration::from_secs(10)).unwrap();
+    assert_eq!(got[0].id, t.id);
+    let used = w.reads() - before;
+    assert!((1..=super::watch::SETTLE_READS as u64 + 1).contains(&used), "{used} reads for one change");
+}

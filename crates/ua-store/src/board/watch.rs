@@ -135,7 +135,14 @@ impl Watcher {
             }
         })
         .map_err(failed)?;
-        watcher.watch(&root, notify::RecursiveMode::Recursive).map_err(failed)?;
+        // The root (PLAN.md) and each state's directory, not recursively:
+        // the board also holds dot-directories other processes write to
+        // all the time (the child agents' reports), and a recursive watch
+        // would wake every session on the board at each of their writes.
+        watcher.watch(&root, notify::RecursiveMode::NonRecursive).map_err(failed)?;
+        for state in super::State::ALL {
+            watcher.watch(&root.join(state.name()), notify::RecursiveMode::NonRecursive).map_err(failed)?;
+        }
         // The baseline is read once the watch is in place, so nothing that
         // happens after it is missed.
         let mut changes = Changes::new(&board.snapshot()?);
