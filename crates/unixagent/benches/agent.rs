@@ -166,20 +166,18 @@ fn run() -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Batch mode: the same text chunks, each until its `text` line is read
-/// from `unixagent --json`'s stdout.
-fn json_rounds(
+/// `bin ARGS` in `home` against the benchmark's model server, with its
+/// stdin to write to and its stdout's lines, each stamped when read.
+#[allow(clippy::type_complexity, reason = "a child, its stdin and its stamped lines, used once each")]
+fn start_lines(
     bin: &Path,
+    args: &[&str],
     home: &Path,
     url: &str,
-    (cue_tx, ready): (&mpsc::Sender<Cue>, &mpsc::Receiver<()>),
-    fifo: &Path,
-    rounds: usize,
-    chunks: usize,
-) -> anyhow::Result<(Vec<f64>, Vec<f64>)> {
+) -> anyhow::Result<(std::process::Child, std::process::ChildStdin, mpsc::Receiver<(Instant, String)>)> {
     use std::process::{Command, Stdio};
     let mut child = Command::new(bin)
-        .args(["--shell", "/bin/bash", "--json"])
+        .args(args)
         .env("HOME", home)
         .env("XDG_CONFIG_HOME", home.join(".config"))
         .env("XDG_DATA_HOME", home.join(".local/share"))
@@ -192,8 +190,8 @@ fn json_rounds(
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
-        .context("starting unixagent --json")?;
-    let mut stdin = child.stdin.take().context("stdin")?;
+        .with_context(|| format!("starting unixagent {}", args.join(" ")))?;
+    let stdin = child.stdin.take().context("stdin")?;
     let stdout = child.stdout.take().context("stdout")?;
     let (line_tx, lines) = mpsc::channel::<(Instant, String)>();
     std::thread::spawn(move || {
@@ -203,6 +201,21 @@ fn json_rounds(
             }
         }
     });
+    Ok((child, stdin, lines))
+}
+
+/// Batch mode: the same text chunks, each until its `text` line is read
+/// from `unixagent --json`'s stdout.
+fn json_rounds(
+    bin: &Path,
+    home: &Path,
+    url: &str,
+    (cue_tx, ready): (&mpsc::Sender<Cue>, &mpsc::Receiver<()>),
+    fifo: &Path,
+    rounds: usize,
+    chunks: usize,
+) -> anyhow::Result<(Vec<f64>, Vec<f64>)> {
+    let (mut child, mut stdin, lines) = start_lines(bin, &["--shell", "/bin/bash", "--json"], home, url)?;
     let until = |pred: &dyn Fn(&str) -> bool| -> anyhow::Result<Instant> {
         loop {
             let (at, line) = lines.recv_timeout(STEP_TIMEOUT).context("no NDJSON line in time")?;
@@ -256,32 +269,7 @@ fn acp_rounds(
     rounds: usize,
     chunks: usize,
 ) -> anyhow::Result<(Vec<f64>, Vec<f64>)> {
-    use std::process::{Command, Stdio};
-    let mut child = Command::new(bin)
-        .args(["acp", "--shell", "/bin/bash"])
-        .env("HOME", home)
-        .env("XDG_CONFIG_HOME", home.join(".config"))
-        .env("XDG_DATA_HOME", home.join(".local/share"))
-        .env("ANTHROPIC_BASE_URL", url)
-        .env("ANTHROPIC_API_KEY", "bench")
-        .env("OPENAI_API_KEY", "")
-        .env_remove("UNIXAGENT_SESSION")
-        .current_dir(home)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .context("starting unixagent acp")?;
-    let mut stdin = child.stdin.take().context("stdin")?;
-    let stdout = child.stdout.take().context("stdout")?;
-    let (line_tx, lines) = mpsc::channel::<(Instant, String)>();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            if line_tx.send((Instant::now(), line)).is_err() {
-                break;
-            }
-        }
-    });
+    let (mut child, mut stdin, lines) = start_lines(bin, &["acp", "--shell", "/bin/bash"], home, url)?;
     let until = |pred: &dyn Fn(&str) -> bool| -> anyhow::Result<(Instant, String)> {
         loop {
             let (at, line) = lines.recv_timeout(STEP_TIMEOUT).context("no ACP message in time")?;
