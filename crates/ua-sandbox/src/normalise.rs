@@ -368,8 +368,15 @@ fn looping(r: &PathRule) -> String {
 }
 
 /// The path strictly above `path` in `list`, if any.
+///
+/// The innermost one, so that what is decided from it (a write root in
+/// between, say) does not depend on the order of the list: the rules
+/// normalised again must come out the same.
 fn covering(list: &[PathRule], path: &Path) -> Option<PathBuf> {
-    list.iter().find(|r| r.path != path && path.starts_with(&r.path)).map(|r| r.path.clone())
+    list.iter()
+        .filter(|r| r.path != path && path.starts_with(&r.path))
+        .max_by_key(|r| r.path.components().count())
+        .map(|r| r.path.clone())
 }
 
 /// The path at or above `path` in `list`, if any.
