@@ -88,6 +88,30 @@ fn terminal_is_restored_after_sigterm_and_exit() {
     assert!(f.contains(LocalFlags::ICANON) && f.contains(LocalFlags::ECHO), "restored: {f:?}");
 }
 
+/// A shell can miss a hang-up: bash catches SIGHUP in readline, and one
+/// that lands just before its read for a key leaves that read waiting,
+/// where a closing terminal would have ended it. This shell misses the
+/// first one the same way (its handler only resets itself and the read
+/// goes on); the second ends it as a hang-up, well before the kill.
+#[test]
+fn a_shell_that_misses_the_first_hang_up_gets_a_second() {
+    let home = Home::new();
+    home.write(
+        "bin/slow-to-hang-up",
+        "#!/usr/bin/python3\nimport os, signal, sys\n\
+         signal.signal(signal.SIGHUP, lambda *_: signal.signal(signal.SIGHUP, signal.SIG_DFL))\n\
+         sys.stdout.write('PS1-MARK> '); sys.stdout.flush()\n\
+         while os.read(0, 1024): pass\n",
+    );
+    let shell = home.path().join("bin/slow-to-hang-up");
+    std::fs::set_permissions(&shell, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let mut t = home.spawn(shell.to_str().unwrap()).start();
+    t.wait_text("PS1-MARK> ");
+    let pid = nix::unistd::Pid::from_raw(t.pid() as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
+    assert_eq!(t.wait_exit(), 129, "hung up, not killed");
+}
+
 #[test]
 fn nested_unixagent_says_so_and_runs_a_plain_shell() {
     let home = Home::new();

@@ -32,6 +32,48 @@ use crate::terminal;
 
 /// How long a hung-up shell gets to exit before it is killed.
 const HANGUP_GRACE: std::time::Duration = std::time::Duration::from_secs(3);
+/// When a hung-up shell that still runs is sent its SIGHUP once more.
+const HANGUP_AGAIN: std::time::Duration = std::time::Duration::from_millis(200);
+
+/// Where a hang-up of the shell stands. A closing terminal both signals
+/// the shell and ends its reads; a signal alone can be missed. bash at its
+/// prompt catches SIGHUP in readline, and when it lands just before the
+/// read that waits for a key, that read goes on waiting. The same signal
+/// a second time ends bash at once, wherever it is; a shell that outlives
+/// the grace is killed.
+#[derive(Debug, Default)]
+enum HangUp {
+    #[default]
+    No,
+    Sent {
+        again: Option<Instant>,
+        kill: Option<Instant>,
+    },
+}
+
+impl HangUp {
+    fn deadline(&self) -> Option<Instant> {
+        match self {
+            HangUp::No => None,
+            HangUp::Sent { again, kill } => [*again, *kill].into_iter().flatten().min(),
+        }
+    }
+
+    /// The signal due at `now`, if any.
+    fn due(&mut self, now: Instant) -> Option<Signal> {
+        let HangUp::Sent { again, kill } = self else { return None };
+        if kill.is_some_and(|d| d <= now) {
+            *kill = None;
+            *again = None;
+            return Some(Signal::SIGKILL);
+        }
+        if again.is_some_and(|d| d <= now) {
+            *again = None;
+            return Some(Signal::SIGHUP);
+        }
+        None
+    }
+}
 
 /// What the shell executor may do to the shell.
 pub(in crate::session) trait ShellPort {
@@ -89,8 +131,7 @@ pub(in crate::session) struct Proxy {
     size: (u16, u16),
     startup: Startup,
     quiet_deadline: Option<Instant>,
-    kill_deadline: Option<Instant>,
-    hung_up: bool,
+    hangup: HangUp,
     out_broken: bool,
     colour: bool,
     /// Nothing of the shell reaches stdout (`--json`: stdout carries JSON
@@ -142,8 +183,7 @@ impl Proxy {
                 shell_name: s.shell_name,
             },
             quiet_deadline: None,
-            kill_deadline: None,
-            hung_up: false,
+            hangup: HangUp::No,
             out_broken: false,
             colour: s.colour,
             quiet: s.quiet,
@@ -179,7 +219,7 @@ impl Proxy {
 
     /// The deadlines of the proxy's own.
     pub(in crate::session) fn deadline(&self) -> Option<Instant> {
-        [self.startup.deadline, self.quiet_deadline, self.kill_deadline].into_iter().flatten().min()
+        [self.startup.deadline, self.quiet_deadline, self.hangup.deadline()].into_iter().flatten().min()
     }
 
     /// Shell output and other text for the terminal.
@@ -437,22 +477,21 @@ impl Proxy {
                 self.icpt.fresh_prompt();
             }
         }
-        if self.kill_deadline.is_some_and(|d| d <= now) {
-            self.kill_deadline = None;
-            self.pty.signal(Signal::SIGKILL);
+        if let Some(sig) = self.hangup.due(now) {
+            self.pty.signal(sig);
         }
     }
 
     /// The terminal went away or unixagent was asked to stop: hang up the
     /// shell as a closing terminal would, and kill it if it lingers.
     pub(in crate::session) fn hang_up(&mut self) {
-        if self.hung_up {
+        if matches!(self.hangup, HangUp::Sent { .. }) {
             return;
         }
-        self.hung_up = true;
+        let now = Instant::now();
+        self.hangup = HangUp::Sent { again: Some(now + HANGUP_AGAIN), kill: Some(now + HANGUP_GRACE) };
         self.pty.signal(Signal::SIGHUP);
         self.pty.signal(Signal::SIGCONT);
-        self.kill_deadline = Some(Instant::now() + HANGUP_GRACE);
     }
 
     /// Copies what the shell wrote before exiting to the terminal.
