@@ -607,6 +607,7 @@ fn a_json_parent_reports_its_children_as_they_start_and_end_refused_ones_too() {
         },
         Script { instruction: "the good child", answers: &["$ echo hi", "good done"] },
     ]));
+    home.write(".config/unixagent/config.toml", &format!("[judge]\nmode = \"off\"\n[agent]\nmax_depth = 2\n{PRICED}"));
     let (code, events) = unattended(&home, &server, "report the children");
     assert_eq!(code, 0, "{events:#?}");
     schema_checked(&events);
@@ -623,7 +624,18 @@ fn a_json_parent_reports_its_children_as_they_start_and_end_refused_ones_too() {
     // The child's start names its session; its end adds what it used.
     let session = children[0]["session"].as_str().expect("a running child names its session");
     assert_eq!(children[1]["session"].as_str(), Some(session));
-    assert!(children[1]["usage"]["input"].as_u64().unwrap() > 0, "{}", children[1]);
+    let kid = &children[1]["usage"];
+    let (input, output) = (kid["input"].as_u64().unwrap(), kid["output"].as_u64().unwrap());
+    assert!(input > 0, "{}", children[1]);
+    assert!((kid["cost_usd"].as_f64().unwrap() - price(input, output)).abs() < 1e-9, "{}", children[1]);
+    // The parent's turn ends with its own usage and, apart, the child's.
+    let turn_end = events.iter().find(|e| e["type"] == "turn_end").unwrap();
+    assert_eq!(&turn_end["descendants"], kid, "{turn_end}");
+    let own = &turn_end["usage"];
+    let result = events.iter().find(|e| e["type"] == "result").unwrap();
+    assert_eq!(own, &result["usage"], "one turn: the run's usage is the turn's own");
+    let (input, output) = (own["input"].as_u64().unwrap(), own["output"].as_u64().unwrap());
+    assert!((own["cost_usd"].as_f64().unwrap() - price(input, output)).abs() < 1e-9, "{own}");
     assert!(children[2]["session"].is_null(), "{}", children[2]);
     // Both ended before the command that started them did.
     let result = events.iter().position(|e| e["type"] == "command_result").unwrap();
@@ -643,6 +655,15 @@ fn a_json_parent_reports_its_children_as_they_start_and_end_refused_ones_too() {
     assert!(statuses[1].contains("\"ok\"") && statuses[2].contains("\"refused\""), "{statuses:?}");
 }
 
+/// A price for the model every agent of these tests uses: US dollars
+/// per million tokens.
+const PRICED: &str = "[pricing.\"claude-sonnet-4-5\"]\ninput = 3.0\noutput = 15.0\n";
+
+/// What `input` and `output` tokens cost at [`PRICED`], in dollars.
+fn price(input: u64, output: u64) -> f64 {
+    (input as f64 * 3.0 + output as f64 * 15.0) / 1e6
+}
+
 /// The parent's journal lines, as JSON.
 fn journal_of(home: &Home, id: &str) -> Vec<Value> {
     let p = home.path().join(".local/share/unixagent/sessions").join(id).join("journal.jsonl");
@@ -659,6 +680,7 @@ fn a_terminal_parents_footer_and_turn_end_add_what_its_children_used() {
         },
         Script { instruction: "the counted child", answers: &["$ echo hi", "counted"] },
     ]));
+    home.write(".config/unixagent/config.toml", &format!("[judge]\nmode = \"off\"\n{PRICED}"));
     let (code, t) = watched(&home, &server, "count the children");
     assert_eq!(code, 0);
     let list = sessions(&home);
@@ -666,16 +688,22 @@ fn a_terminal_parents_footer_and_turn_end_add_what_its_children_used() {
     let kid = &list[1];
     let (input, output) = (kid["tokens"]["input"].as_u64().unwrap(), kid["tokens"]["output"].as_u64().unwrap());
     assert!(input + output > 0 && input + output < 1000, "{kid}");
+    let cost = kid["cost_usd"].as_f64().expect("the child's model has a price");
+    assert!((cost - price(input, output)).abs() < 1e-9, "{kid}");
     // The footer, through the terminal: the turn's own tokens, then the
-    // child's after a `+`.
+    // child's after a `+`, with their cost.
     let screen = t.screen_text();
     let footer = screen.lines().find(|l| l.contains('↑') && l.contains("cmd")).unwrap_or_else(|| panic!("{screen}"));
-    assert!(footer.contains(&format!("↓ +{}  1 cmd", input + output)), "{footer:?}");
+    assert!(footer.contains(&format!("↓ +{} ${cost:.4}  1 cmd", input + output)), "{footer:?}");
     // The turn's end in the journal: the child apart from the turn's own.
     let turn_ends: Vec<Value> =
         journal_of(&home, list[0]["id"].as_str().unwrap()).into_iter().filter(|l| l["type"] == "turn_end").collect();
     assert_eq!(turn_ends.len(), 1, "{turn_ends:#?}");
-    assert_eq!(turn_ends[0]["descendants"], serde_json::json!({ "input": input, "output": output }), "{turn_ends:#?}");
+    assert_eq!(
+        turn_ends[0]["descendants"],
+        serde_json::json!({ "input": input, "output": output, "cost_usd": cost }),
+        "{turn_ends:#?}"
+    );
     let own = &turn_ends[0]["usage"];
     assert_eq!(
         (own["input_tokens"].as_u64().unwrap() + own["output_tokens"].as_u64().unwrap()),

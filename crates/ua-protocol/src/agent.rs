@@ -77,11 +77,60 @@ pub enum ChildStatus {
     Refused,
 }
 
-/// Tokens used, summed over the run's model calls.
+/// Tokens used, summed over the run's model calls, and what they cost.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TokenUsage {
     pub input: u64,
     pub output: u64,
+    /// In millionths of a US dollar, over the turns whose model has a price
+    /// in config.toml's `[pricing]`; `cost_usd` on the wire, in dollars,
+    /// null when none had one. Lines written before it existed read as
+    /// null.
+    #[serde(rename = "cost_usd", default, with = "usd")]
+    pub cost_micros: Option<u64>,
+}
+
+impl TokenUsage {
+    /// Input and output tokens together.
+    pub fn tokens(&self) -> u64 {
+        self.input + self.output
+    }
+
+    /// Adds `other`'s tokens and cost: a cost is known when either is.
+    pub fn add(&mut self, other: &TokenUsage) {
+        self.input += other.input;
+        self.output += other.output;
+        self.cost_micros = match (self.cost_micros, other.cost_micros) {
+            (None, None) => None,
+            (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
+        };
+    }
+}
+
+/// Millionths of a dollar held, dollars on the wire.
+mod usd {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(micros: &Option<u64>, s: S) -> Result<S::Ok, S::Error> {
+        match micros {
+            Some(m) => s.serialize_f64(*m as f64 / 1e6),
+            None => s.serialize_none(),
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+        let dollars = Option::<f64>::deserialize(d)?;
+        dollars
+            .map(|x| {
+                if x.is_finite() && x >= 0.0 {
+                    // Rounded to the micro-dollar the value was written from.
+                    Ok((x * 1e6).round() as u64)
+                } else {
+                    Err(serde::de::Error::custom("a cost is a non-negative number of dollars"))
+                }
+            })
+            .transpose()
+    }
 }
 
 /// One thing that happened, in the order it happened.
@@ -167,6 +216,11 @@ pub enum AgentEvent {
         /// The last command's status when it finished, non-zero when it
         /// did not, 130 when it was stopped.
         exit_code: i32,
+        /// The turn's own model calls.
+        usage: TokenUsage,
+        /// What the child agents that ended during the turn used, their
+        /// own children's included: apart from `usage`, never in it.
+        descendants: TokenUsage,
     },
     /// A child agent started from this session's shell started or ended
     /// (a refused one only ends).
@@ -179,7 +233,7 @@ pub enum AgentEvent {
         /// Its instruction, as given to `-c`; empty for one read from stdin.
         instruction: String,
         status: ChildStatus,
-        /// Tokens the child and its own children used.
+        /// Tokens the child and its own children used, and their cost.
         usage: TokenUsage,
     },
     /// The last event of a run, always.
@@ -187,6 +241,8 @@ pub enum AgentEvent {
         status: RunStatus,
         /// What the process exits with.
         exit_code: i32,
+        /// The run's own model calls (its child agents' are in their
+        /// `child` events).
         usage: TokenUsage,
         /// Commands that ran.
         commands: u32,
@@ -318,6 +374,23 @@ mod tests {
     }
 
     #[test]
+    fn a_cost_is_dollars_on_the_wire_and_adds_up_where_any_is_known() {
+        let priced = TokenUsage { input: 10, output: 2, cost_micros: Some(12_345) };
+        let v = serde_json::to_value(priced).unwrap();
+        assert_eq!(v, serde_json::json!({ "input": 10, "output": 2, "cost_usd": 0.012345 }));
+        assert_eq!(serde_json::from_value::<TokenUsage>(v).unwrap(), priced);
+        // Written before costs were: unpriced.
+        let old: TokenUsage = serde_json::from_str(r#"{"input":3,"output":4}"#).unwrap();
+        assert_eq!(old, TokenUsage { input: 3, output: 4, cost_micros: None });
+        assert!(serde_json::from_str::<TokenUsage>(r#"{"input":3,"output":4,"cost_usd":-1}"#).is_err());
+        let mut sum = old;
+        sum.add(&old);
+        assert_eq!(sum, TokenUsage { input: 6, output: 8, cost_micros: None });
+        sum.add(&priced);
+        assert_eq!((sum.tokens(), sum.cost_micros), (26, Some(12_345)));
+    }
+
+    #[test]
     fn events_round_trip() {
         let events = [
             AgentEvent::Session {
@@ -338,7 +411,7 @@ mod tests {
             AgentEvent::Result {
                 status: RunStatus::Cancelled,
                 exit_code: 130,
-                usage: TokenUsage { input: 10, output: 2 },
+                usage: TokenUsage { input: 10, output: 2, cost_micros: Some(1250) },
                 commands: 1,
             },
         ];

@@ -73,7 +73,18 @@ fn every_event() -> Vec<AgentEvent> {
             reason: Some("needs a signing key".into()),
         },
         AgentEvent::Task { id: 4, title: "New".into(), state: "todo".into(), from: None, assignee: None, reason: None },
-        AgentEvent::TurnEnd { stop: TurnStop::Cancelled, exit_code: 130 },
+        AgentEvent::TurnEnd {
+            stop: TurnStop::Cancelled,
+            exit_code: 130,
+            usage: TokenUsage { input: 900, output: 40, cost_micros: None },
+            descendants: TokenUsage::default(),
+        },
+        AgentEvent::TurnEnd {
+            stop: TurnStop::EndTurn,
+            exit_code: 0,
+            usage: TokenUsage { input: 1200, output: 80, cost_micros: Some(4800) },
+            descendants: TokenUsage { input: 3000, output: 200, cost_micros: Some(12_000) },
+        },
         AgentEvent::Output { id: "toolu_1".into(), text: "a.txt\n".into() },
         AgentEvent::Child {
             id: "c1".into(),
@@ -92,7 +103,7 @@ fn every_event() -> Vec<AgentEvent> {
         AgentEvent::Result {
             status: RunStatus::Ok,
             exit_code: 0,
-            usage: TokenUsage { input: 1200, output: 80 },
+            usage: TokenUsage { input: 1200, output: 80, cost_micros: Some(4800) },
             commands: 1,
         },
     ]

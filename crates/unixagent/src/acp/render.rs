@@ -314,12 +314,22 @@ mod tests {
         assert_eq!(v["rawOutput"]["exit_code"], 2);
         assert!(v["content"].to_string().contains("exit code 2"), "{v}");
         assert_eq!(
-            f.event(&AgentEvent::TurnEnd { stop: TurnStop::Cancelled, exit_code: 130 }),
+            f.event(&AgentEvent::TurnEnd {
+                stop: TurnStop::Cancelled,
+                exit_code: 130,
+                usage: Default::default(),
+                descendants: Default::default()
+            }),
             [Out::TurnOver(Ok(StopReason::Cancelled))]
         );
         f.event(&AgentEvent::Error { message: "the model is down".into(), kind: "http".into() });
         assert_eq!(
-            f.event(&AgentEvent::TurnEnd { stop: TurnStop::Error, exit_code: 1 }),
+            f.event(&AgentEvent::TurnEnd {
+                stop: TurnStop::Error,
+                exit_code: 1,
+                usage: Default::default(),
+                descendants: Default::default()
+            }),
             [Out::TurnOver(Err("the model is down".into()))]
         );
     }

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use ua_protocol::event::Usage;
 
-use ua_protocol::agent::{AgentEvent, GateDecision};
+use ua_protocol::agent::{AgentEvent, GateDecision, TokenUsage};
 
 /// True for a risk whose approval must be typed out (`yes`).
 pub fn strong(risk: &str) -> bool {
@@ -273,14 +273,19 @@ impl Renderer {
     }
 
     /// The dim line closing a turn: `2.4k↑ 1.1k↓  2 cmds  4.6s`.
-    /// `descendants`: tokens child agents used during the turn, shown as
-    /// `+N` after the turn's own.
-    pub fn footer(&mut self, usage: &Usage, commands: usize, elapsed: Duration, descendants: u64) -> String {
+    /// `descendants`: what child agents used during the turn, shown as
+    /// `+N` after the turn's own tokens, with their cost when it is known
+    /// (`+3.1k $0.0123`).
+    pub fn footer(&mut self, usage: &Usage, commands: usize, elapsed: Duration, descendants: &TokenUsage) -> String {
         let mut out = self.settle_thinking();
         out.push_str(&self.fresh_line());
         let up = usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens;
         let cmds = if commands == 1 { "1 cmd".to_string() } else { format!("{commands} cmds") };
-        let children = if descendants > 0 { format!(" +{}", tokens(descendants)) } else { String::new() };
+        let children = match (descendants.tokens(), descendants.cost_micros) {
+            (0, _) => String::new(),
+            (n, None) => format!(" +{}", tokens(n)),
+            (n, Some(micros)) => format!(" +{} ${:.4}", tokens(n), micros as f64 / 1e6),
+        };
         let line = format!(
             "{}↑ {}↓{children}  {cmds}  {:.1}s",
             tokens(up),
@@ -334,12 +339,17 @@ mod tests {
             &Usage { input_tokens: 2400, output_tokens: 1100, ..Default::default() },
             2,
             Duration::from_millis(4600),
-            0,
+            &TokenUsage::default(),
         );
         assert_eq!(footer, "\r\n2.4k↑ 1.1k↓  2 cmds  4.6s\r\n");
         // Child agents' tokens follow the turn's own.
-        let footer = r.footer(&Usage::default(), 1, Duration::from_millis(1000), 12_345);
+        let kids = TokenUsage { input: 12_000, output: 345, cost_micros: None };
+        let footer = r.footer(&Usage::default(), 1, Duration::from_millis(1000), &kids);
         assert_eq!(footer, "0↑ 0↓ +12k  1 cmd  1.0s\r\n");
+        // With their cost, where their models have a price.
+        let kids = TokenUsage { cost_micros: Some(41_250), ..kids };
+        let footer = r.footer(&Usage::default(), 1, Duration::from_millis(1000), &kids);
+        assert_eq!(footer, "0↑ 0↓ +12k $0.0413  1 cmd  1.0s\r\n");
     }
 
     #[test]

@@ -135,8 +135,7 @@ impl Fold {
             // included) count for this child's, once.
             AgentEvent::Child { status, usage, .. } => {
                 if *status != ua_protocol::agent::ChildStatus::Running {
-                    self.descendants.input += usage.input;
-                    self.descendants.output += usage.output;
+                    self.descendants.add(usage);
                 }
             }
         }

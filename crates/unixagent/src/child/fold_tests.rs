@@ -100,7 +100,7 @@ fn refusals_failures_and_long_instructions() {
     f.event(&AgentEvent::Result {
         status: RunStatus::Cancelled,
         exit_code: 130,
-        usage: TokenUsage { input: 900, output: 0 },
+        usage: TokenUsage { input: 900, output: 0, cost_micros: None },
         commands: 1,
     });
     assert_eq!(f.line(Duration::from_secs(125)), "▸ child ---- \"x\" · cancelled · 2 min 5 s · 900 tokens · 1 command");

@@ -21,7 +21,7 @@ use std::io::{Read as _, Seek as _};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use ua_protocol::agent::{AgentEvent, ChildStatus, TokenUsage};
+use ua_protocol::agent::{AgentEvent, ChildStatus};
 use ua_protocol::journal::JournalEntry;
 
 use crate::child::fold::{Fold, Outcome};
@@ -143,9 +143,10 @@ impl Known {
             session: self.fold.session.clone(),
             instruction: self.fold.instruction.clone(),
             status,
-            usage: TokenUsage {
-                input: self.fold.usage.input + self.fold.descendants.input,
-                output: self.fold.usage.output + self.fold.descendants.output,
+            usage: {
+                let mut usage = self.fold.usage;
+                usage.add(&self.fold.descendants);
+                usage
             },
         }
     }
@@ -337,7 +338,7 @@ mod tests {
                 session: Some("s3f2a".into()),
                 instruction: "check the logs".into(),
                 status: ChildStatus::Ok,
-                usage: ua_protocol::agent::TokenUsage { input: 10, output: 5 },
+                usage: ua_protocol::agent::TokenUsage { input: 10, output: 5, cost_micros: None },
             }]
         );
         // Its writer closing after the result adds nothing.

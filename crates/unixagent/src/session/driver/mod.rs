@@ -763,8 +763,8 @@ impl Driver {
         let cost_micros = self.model.model().and_then(|m| self.opts.pricing.get(m)).map(|price| price.micros(&usage));
         self.records.turn_end(self.turn_no, &end, (usage, steps, cost_micros), out);
         let status = end.exit_status(last_exit);
-        out.event(AgentEvent::TurnEnd { stop, exit_code: status });
-        let usage = TokenUsage { input: usage.input_tokens, output: usage.output_tokens };
+        let usage = TokenUsage { input: usage.input_tokens, output: usage.output_tokens, cost_micros };
+        out.event(AgentEvent::TurnEnd { stop, exit_code: status, usage, descendants });
         self.history = turn.into_messages();
         out.push(Out::TurnEnded(TurnEnd { end, status, usage, steps, last_exit }));
     }

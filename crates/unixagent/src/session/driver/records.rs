@@ -84,8 +84,7 @@ impl Records {
 
     /// A child ended having used `usage` (its own children's included).
     pub(in crate::session) fn descendants_used(&mut self, usage: TokenUsage) {
-        self.descendants.input += usage.input;
-        self.descendants.output += usage.output;
+        self.descendants.add(&usage);
     }
 
     /// What children used since the last turn end.
@@ -224,7 +223,7 @@ impl Records {
             End::StepLimit => TurnEndReason::StepLimit,
         };
         let commands = u32::try_from(steps).unwrap_or(u32::MAX);
-        let descendants = Some(std::mem::take(&mut self.descendants)).filter(|d| d.input + d.output > 0);
+        let descendants = Some(std::mem::take(&mut self.descendants)).filter(|d| d.tokens() > 0);
         self.record(JournalEntry::TurnEnd { turn, reason, usage, commands, cost_micros, descendants }, out);
         self.checkpoint(out);
     }

@@ -220,8 +220,7 @@ impl Batch {
             End::Stopped => RunStatus::Cancelled,
         };
         self.last = Some((status, t.status));
-        self.usage.input += t.usage.input;
-        self.usage.output += t.usage.output;
+        self.usage.add(&t.usage);
         self.commands += u32::try_from(t.steps).unwrap_or(u32::MAX);
         self.approval_deadline = None;
         if let Some(tx) = &self.plain {

@@ -57,7 +57,7 @@ impl FrontEnd for TerminalFront {
                 String::new()
             }
             Chrome::Footer { usage, commands, elapsed, descendants } => {
-                self.render.footer(usage, *commands, *elapsed, descendants.input + descendants.output)
+                self.render.footer(usage, *commands, *elapsed, descendants)
             }
             Chrome::Question { strong } => self.render.question(*strong),
             Chrome::Echo(text) => text.clone(),
