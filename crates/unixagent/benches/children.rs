@@ -14,6 +14,13 @@
 //!   the sandbox set up and an interactive bash started and ended). The
 //!   child's own overhead is the child's time less the shell's, per round
 //!   (target p99 under 30 ms).
+//! - **Keystroke echo in the parent**: an interactive parent
+//!   (`unixagent --shell bash` on a PTY this program owns) at its prompt;
+//!   keys typed one at a time, each timed from its write to its echo,
+//!   first while nothing else runs, then while 20 children started from
+//!   that prompt (`unixagent -c '# …' &`, so they are its children and
+//!   report to it) each run a command printing a line every 100 ms.
+//!   Every key is typed while all 20 still run (checked every round).
 //! - **Appending a span**: one `execute_tool` span line appended to
 //!   `traces.jsonl` by [`ua_trace::Sink::append`] (open, one write,
 //!   close), in this process.
@@ -35,6 +42,8 @@ use ua_testkit::provider::{FakeProvider, Scenario};
 use ua_trace::context::TraceContext;
 use ua_trace::tracer::{Command as Cmd, ModelCall, ModelCallEnd, Tracer};
 
+#[path = "support/pty.rs"]
+mod pty;
 #[path = "support/release.rs"]
 mod release;
 
@@ -58,6 +67,7 @@ fn run() -> anyhow::Result<()> {
     setup_home(&bin, &home)?;
     let fan_out = twenty_at_once(&bin, &home, if quick { 2 } else { 5 })?;
     let (child, oneshot, shell, overhead) = child_start(&bin, &home, if quick { 10 } else { 60 })?;
+    let (idle, busy) = echo_with_children(&bin, &home, if quick { 1 } else { 3 }, if quick { 20 } else { 100 })?;
     let appends = appending(tmp.path(), if quick { 2_000 } else { 20_000 })?;
     let exports = exporting(&bin, tmp.path(), if quick { 2 } else { 5 })?;
     println!("\n{:<62} {:>10} {:>10}  target", "", "p50", "p99");
@@ -66,6 +76,8 @@ fn run() -> anyhow::Result<()> {
     row("the same one-shot, not a child", oneshot, "");
     row("its shell's start-up (sandbox, interactive bash)", shell, "");
     row("a child's own overhead (child − shell, per round)", overhead, "p99 < 30 ms");
+    row_us("keystroke echo in the parent, idle", idle, "");
+    row_us("keystroke echo in the parent while 20 children run", busy, "");
     row_us("appending a span to traces.jsonl", appends, "microseconds");
     row("unixagent traces export, 100,000 spans", exports, "< 1 s");
     Ok(())
@@ -157,6 +169,83 @@ fn twenty_at_once(bin: &Path, home: &Path, rounds: usize) -> anyhow::Result<Vec<
         }
     }
     Ok(times)
+}
+
+/// The prompt of the interactive parent's bash.
+const PROMPT: &[u8] = b"UA-BENCH> ";
+/// How long each child's command runs: a line every 100 ms.
+const CHILD_RUNS: Duration = Duration::from_secs(5);
+
+/// Echo times in milliseconds at an interactive parent's prompt: idle, and
+/// while 20 of its children run. `rounds` of `keys` keys each.
+fn echo_with_children(bin: &Path, home: &Path, rounds: usize, keys: usize) -> anyhow::Result<(Vec<f64>, Vec<f64>)> {
+    let lines = CHILD_RUNS.as_millis() / 100;
+    let mut toml = String::new();
+    for i in 1..=CHILDREN {
+        toml.push_str(&format!(
+            "[[conversation]]\ninstruction_contains = \"busy child-{i:02}\"\nrepeat = true\n\
+             [[conversation.turn]]\ntool_calls = [{{ name = \"shell\", input = {{ command = \"for j in $(seq {lines}); do echo line $j; sleep 0.1; done\" }} }}]\n\
+             [[conversation.turn]]\ntext = \"child {i} done\"\n"
+        ));
+    }
+    let server = FakeProvider::start(Scenario::from_toml(&toml).map_err(anyhow::Error::msg)?)?;
+    std::fs::write(home.join(".bashrc"), "PS1='UA-BENCH> '\nHISTFILE=~/.bash_history\n")?;
+    let mut parent = ua(bin, home, &server);
+    parent.args(["--shell", "/bin/bash"]).env("TERM", "xterm-256color");
+    let mut s = pty::Session::start(parent, "the interactive parent", PROMPT)?;
+    let (mut idle, mut busy) = (Vec::new(), Vec::new());
+    for _ in 0..rounds {
+        echo_keys(&mut s, keys, &mut idle)?;
+        let before = server.request_count();
+        s.send(
+            format!(
+                "for i in $(seq -w {CHILDREN}); do unixagent -c \"# busy child-$i\" < /dev/null > /dev/null 2>&1 & done\r"
+            )
+            .as_bytes(),
+        )?;
+        s.wait_for(PROMPT, pty::STEP_TIMEOUT)?;
+        server
+            .wait_until(pty::STEP_TIMEOUT, |r| r.len() >= before + CHILDREN)
+            .map_err(anyhow::Error::msg)
+            .context("the children never all asked their model")?;
+        // From here each child's command runs for CHILD_RUNS at least.
+        let running = Instant::now();
+        echo_keys(&mut s, keys, &mut busy)?;
+        ensure!(
+            running.elapsed() < CHILD_RUNS - Duration::from_millis(500),
+            "typing took {:?}: the children may have ended before it did; type fewer keys",
+            running.elapsed()
+        );
+        s.send(b"wait; echo UA_\"\"DONE\r")?;
+        s.wait_for(b"UA_DONE", Duration::from_secs(120)).context("the children never ended")?;
+        s.wait_for(PROMPT, pty::STEP_TIMEOUT)?;
+        ensure!(
+            server.request_count() >= before + 2 * CHILDREN,
+            "not every child answered after its command: {} requests",
+            server.request_count() - before
+        );
+    }
+    s.close()?;
+    Ok((idle, busy))
+}
+
+/// Types `keys` keys on a command line starting with `: ` (so Enter runs a
+/// no-op), each timed from the write until its echo is read back, 50 to a
+/// line so it never wraps. `Z` appears in nothing else the terminal shows.
+fn echo_keys(s: &mut pty::Session, keys: usize, out: &mut Vec<f64>) -> anyhow::Result<()> {
+    for line in (0..keys).collect::<Vec<_>>().chunks(50) {
+        s.send(b": ")?;
+        s.wait_for(b": ", pty::STEP_TIMEOUT)?;
+        for _ in line {
+            let t = Instant::now();
+            s.send(b"Z")?;
+            s.wait_for(b"Z", pty::STEP_TIMEOUT)?;
+            out.push(ms(t.elapsed()));
+        }
+        s.send(b"\r")?;
+        s.wait_for(PROMPT, pty::STEP_TIMEOUT)?;
+    }
+    Ok(())
 }
 
 /// Milliseconds per round: a child's start to its first model request, a

@@ -24,29 +24,24 @@
 use std::ffi::OsString;
 use std::fmt::Write as _;
 use std::io::Write as _;
-use std::os::fd::{AsFd, OwnedFd};
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
-use memchr::memmem;
-use nix::errno::Errno;
-use nix::fcntl::{FcntlArg, FdFlag, fcntl};
-use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
-use nix::pty::{Winsize, openpty};
 
+#[path = "support/pty.rs"]
+mod pty;
 #[path = "support/release.rs"]
 mod release;
+
+use pty::{STEP_TIMEOUT, Session};
 
 /// The prompt every shell draws; seeing it means the shell waits for input.
 const PROMPT: &[u8] = b"UA-BENCH> ";
 /// Printed by `echo UA_""END` after the big `cat`; the file never contains
 /// upper-case letters, and the echoed command line spells it differently.
 const END: &[u8] = b"UA_END";
-/// How long any one step may take before the benchmark gives up.
-const STEP_TIMEOUT: Duration = Duration::from_secs(30);
 /// Keystrokes typed on one command line before it is cleared with Enter;
 /// short enough that the line never wraps at 80 columns.
 const KEYS_PER_LINE: usize = 50;
@@ -154,7 +149,7 @@ fn run() -> anyhow::Result<()> {
     measure_startup(&plan, &rig, &contenders, &mut figs)?;
     let mut sessions = Vec::new();
     for c in contenders.iter().copied() {
-        sessions.push(Session::start(&rig, c)?);
+        sessions.push(Session::start(rig.command(c), &c.title(&rig), PROMPT)?);
     }
     measure_idle(&plan, &sessions, &mut figs)?;
     measure_echo(&plan, &mut sessions, &mut figs)?;
@@ -182,7 +177,7 @@ fn measure_startup(plan: &Plan, rig: &Rig, contenders: &[Contender], figs: &mut 
         progress(&format!("startup {}/{}", round + 1, plan.starts));
         for (c, f) in contenders.iter().zip(figs.iter_mut()) {
             let started = Instant::now();
-            let s = Session::start(rig, *c)?;
+            let s = Session::start(rig.command(*c), &c.title(rig), PROMPT)?;
             f.startups.push(started.elapsed());
             s.close()?;
         }
@@ -437,157 +432,6 @@ impl Rig {
             .env("UNIXAGENT_CONFIG", home.join("config.toml"))
             .current_dir(home);
     }
-}
-
-/// One contender running in a PTY whose master side this program reads.
-#[derive(Debug)]
-struct Session {
-    master: OwnedFd,
-    child: Child,
-    /// Output read but not consumed yet (only a tail is kept).
-    seen: Vec<u8>,
-    buf: Vec<u8>,
-}
-
-impl Session {
-    fn spawn(rig: &Rig, c: Contender) -> anyhow::Result<Self> {
-        let size = Winsize { ws_row: 24, ws_col: 80, ws_xpixel: 0, ws_ypixel: 0 };
-        let pty = openpty(&size, None).context("opening a PTY")?;
-        for fd in [&pty.master, &pty.slave] {
-            fcntl(fd, FcntlArg::F_SETFD(FdFlag::FD_CLOEXEC)).context("setting close-on-exec on the PTY")?;
-        }
-        let mut cmd = rig.command(c);
-        cmd.stdin(Stdio::from(pty.slave.try_clone()?))
-            .stdout(Stdio::from(pty.slave.try_clone()?))
-            .stderr(Stdio::from(pty.slave));
-        // SAFETY: the hook runs between fork and exec and only makes
-        // async-signal-safe system calls.
-        unsafe { cmd.pre_exec(take_terminal) };
-        let child = cmd.spawn().with_context(|| format!("starting {}", c.title(rig)))?;
-        // The parent's copies of the slave side close here, so a closed
-        // session reads as EOF instead of hanging.
-        drop(cmd);
-        Ok(Self { master: pty.master, child, seen: Vec::new(), buf: vec![0; 64 * 1024] })
-    }
-
-    /// Spawns `c` and waits until its prompt is on the terminal.
-    fn start(rig: &Rig, c: Contender) -> anyhow::Result<Self> {
-        let mut s = Self::spawn(rig, c)?;
-        s.wait_for(PROMPT, STEP_TIMEOUT).with_context(|| format!("{} never showed its prompt", c.title(rig)))?;
-        Ok(s)
-    }
-
-    /// The process whose cost is measured: the proxy, or the shell itself
-    /// on a bare PTY.
-    fn pid(&self) -> u32 {
-        self.child.id()
-    }
-
-    fn send(&self, mut bytes: &[u8]) -> anyhow::Result<()> {
-        while !bytes.is_empty() {
-            match nix::unistd::write(&self.master, bytes) {
-                Ok(n) => bytes = &bytes[n..],
-                Err(Errno::EINTR) => {}
-                Err(e) => return Err(e).context("writing to the PTY"),
-            }
-        }
-        Ok(())
-    }
-
-    /// Reads until `needle` has arrived and consumes everything up to and
-    /// including it.
-    fn wait_for(&mut self, needle: &[u8], timeout: Duration) -> anyhow::Result<()> {
-        let finder = memmem::Finder::new(needle);
-        let deadline = Instant::now() + timeout;
-        let mut from = 0;
-        loop {
-            if let Some(i) = finder.find(&self.seen[from..]) {
-                self.seen.drain(..from + i + needle.len());
-                return Ok(());
-            }
-            // A match may straddle the next read.
-            from = self.seen.len().saturating_sub(needle.len().saturating_sub(1));
-            if self.seen.len() > 256 * 1024 {
-                let cut = self.seen.len() - 4096;
-                self.seen.drain(..cut);
-                from -= cut;
-            }
-            match self.read(deadline)? {
-                Some(0) => bail!("the terminal closed before {:?} appeared", String::from_utf8_lossy(needle)),
-                Some(n) => self.seen.extend_from_slice(&self.buf[..n]),
-                None => {
-                    let tail = &self.seen[self.seen.len().saturating_sub(300)..];
-                    bail!(
-                        "{:?} did not appear within {:?}; the terminal last showed {:?}",
-                        String::from_utf8_lossy(needle),
-                        timeout,
-                        String::from_utf8_lossy(tail)
-                    );
-                }
-            }
-        }
-    }
-
-    /// One read from the master: `None` at the deadline, `Some(0)` once the
-    /// slave side is closed.
-    fn read(&mut self, deadline: Instant) -> anyhow::Result<Option<usize>> {
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                return Ok(None);
-            }
-            let ms = u16::try_from(left.as_millis().max(1)).unwrap_or(u16::MAX);
-            let mut fds = [PollFd::new(self.master.as_fd(), PollFlags::POLLIN)];
-            match poll(&mut fds, PollTimeout::from(ms)) {
-                Ok(0) | Err(Errno::EINTR) => continue,
-                Ok(_) => {}
-                Err(e) => return Err(e).context("waiting on the PTY"),
-            }
-            match nix::unistd::read(&self.master, &mut self.buf) {
-                Ok(n) => return Ok(Some(n)),
-                Err(Errno::EINTR | Errno::EAGAIN) => {}
-                // Linux reports a master whose slave side is closed as EIO.
-                Err(Errno::EIO) => return Ok(Some(0)),
-                Err(e) => return Err(e).context("reading from the PTY"),
-            }
-        }
-    }
-
-    /// Types `exit` and waits for the process to end, reading its output so
-    /// it never blocks on a full terminal.
-    fn close(mut self) -> anyhow::Result<()> {
-        self.send(b"exit\r")?;
-        let deadline = Instant::now() + STEP_TIMEOUT;
-        while Instant::now() < deadline {
-            if self.child.try_wait()?.is_some() {
-                return Ok(());
-            }
-            if self.read(Instant::now() + Duration::from_millis(20))? == Some(0) {
-                std::thread::sleep(Duration::from_millis(1));
-            }
-        }
-        bail!("process {} did not exit after `exit`", self.pid())
-    }
-}
-
-impl Drop for Session {
-    fn drop(&mut self) {
-        if matches!(self.child.try_wait(), Ok(None)) {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
-    }
-}
-
-/// Runs in the child before exec: a new session whose controlling terminal
-/// is the PTY on standard input, as a terminal emulator sets it up.
-fn take_terminal() -> std::io::Result<()> {
-    nix::unistd::setsid()?;
-    // SAFETY: TIOCSCTTY takes an integer argument and touches no memory.
-    if unsafe { libc::ioctl(0, libc::TIOCSCTTY, 0) } < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    Ok(())
 }
 
 /// What /proc says about a process at one moment.
