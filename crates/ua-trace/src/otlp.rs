@@ -10,8 +10,6 @@
 //! protocol's own definitions, with its serde encoding of OTLP/JSON; this
 //! module only maps unixagent's spans onto them.
 
-use std::collections::BTreeMap;
-
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
 use opentelemetry_proto::tonic::common::v1::{AnyValue, ArrayValue, InstrumentationScope, KeyValue, any_value};
 use opentelemetry_proto::tonic::resource::v1::Resource;
@@ -96,25 +94,22 @@ fn otlp_span(s: &Span) -> OtlpSpan {
 /// One `ExportTraceServiceRequest` as compact JSON (no newline): the
 /// spans grouped by the process that recorded them.
 pub fn request(spans: &[Span]) -> String {
-    // Keyed by the resource's JSON, so equal resources share one group;
-    // the groups keep the order their first span came in.
-    let mut order: Vec<String> = Vec::new();
-    let mut groups: BTreeMap<String, (Resource, Vec<OtlpSpan>)> = BTreeMap::new();
+    // Equal resources share one group, in the order their first span came
+    // in. A request holds a few processes' spans, so a look along the
+    // groups so far costs less than a key made for every span.
+    let mut groups: Vec<(&Attributes, Vec<OtlpSpan>)> = Vec::new();
     for s in spans {
-        let key = serde_json::to_string(&s.resource).unwrap_or_default();
-        let entry = groups.entry(key.clone()).or_insert_with(|| {
-            order.push(key);
-            (Resource { attributes: key_values(&s.resource), ..Default::default() }, Vec::new())
-        });
-        entry.1.push(otlp_span(s));
+        match groups.iter_mut().find(|(r, _)| **r == s.resource) {
+            Some((_, group)) => group.push(otlp_span(s)),
+            None => groups.push((&s.resource, vec![otlp_span(s)])),
+        }
     }
     let scope =
         InstrumentationScope { name: SCOPE.into(), version: env!("CARGO_PKG_VERSION").into(), ..Default::default() };
-    let resource_spans = order
-        .iter()
-        .filter_map(|k| groups.remove(k))
+    let resource_spans = groups
+        .into_iter()
         .map(|(resource, spans)| ResourceSpans {
-            resource: Some(resource),
+            resource: Some(Resource { attributes: key_values(resource), ..Default::default() }),
             scope_spans: vec![ScopeSpans { scope: Some(scope.clone()), spans, ..Default::default() }],
             ..Default::default()
         })

@@ -14,8 +14,11 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-/// An attribute's value: the scalar and list types OTLP carries.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// An attribute's value: the scalar and list types OTLP carries. Written
+/// as the bare JSON value; read by its JSON type (below), not by trying
+/// each variant in turn, which costs an error per miss on every value of
+/// a large export.
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum Value {
     Bool(bool),
@@ -23,6 +26,56 @@ pub enum Value {
     Double(f64),
     Str(String),
     List(Vec<String>),
+}
+
+impl<'de> Deserialize<'de> for Value {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(ValueVisitor)
+    }
+}
+
+/// Reads a [`Value`]: an integer that fits `i64` is an `Int`, any other
+/// number a `Double`, an array of strings a `List`.
+struct ValueVisitor;
+
+impl<'de> serde::de::Visitor<'de> for ValueVisitor {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a boolean, a number, a string or a list of strings")
+    }
+
+    fn visit_bool<E>(self, b: bool) -> Result<Value, E> {
+        Ok(Value::Bool(b))
+    }
+
+    fn visit_i64<E>(self, n: i64) -> Result<Value, E> {
+        Ok(Value::Int(n))
+    }
+
+    fn visit_u64<E>(self, n: u64) -> Result<Value, E> {
+        Ok(i64::try_from(n).map_or(Value::Double(n as f64), Value::Int))
+    }
+
+    fn visit_f64<E>(self, n: f64) -> Result<Value, E> {
+        Ok(Value::Double(n))
+    }
+
+    fn visit_str<E>(self, s: &str) -> Result<Value, E> {
+        Ok(Value::Str(s.to_string()))
+    }
+
+    fn visit_string<E>(self, s: String) -> Result<Value, E> {
+        Ok(Value::Str(s))
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut list = Vec::with_capacity(seq.size_hint().unwrap_or(0));
+        while let Some(s) = seq.next_element::<String>()? {
+            list.push(s);
+        }
+        Ok(Value::List(list))
+    }
 }
 
 impl From<&str> for Value {
@@ -202,5 +255,20 @@ mod tests {
         assert_eq!(back, span);
         assert_eq!(back.attributes["gen_ai.usage.input_tokens"], Value::Int(12));
         assert_eq!(back.attr("gen_ai.operation.name"), Some("chat"));
+    }
+
+    #[test]
+    fn values_are_read_by_their_json_type() {
+        let read = |j: &str| serde_json::from_str::<Value>(j);
+        assert_eq!(read("true").unwrap(), Value::Bool(true));
+        assert_eq!(read("-3").unwrap(), Value::Int(-3));
+        assert_eq!(read("18446744073709551615").unwrap(), Value::Double(18_446_744_073_709_551_615.0));
+        assert_eq!(read("2.5").unwrap(), Value::Double(2.5));
+        assert_eq!(read("\"a\\nb\"").unwrap(), Value::Str("a\nb".into()));
+        assert_eq!(read("[\"stop\"]").unwrap(), Value::List(vec!["stop".into()]));
+        assert!(read("{}").is_err() && read("[1]").is_err() && read("null").is_err());
+        for v in [Value::Bool(false), Value::Int(7), Value::Double(0.5), Value::Str("x".into())] {
+            assert_eq!(read(&serde_json::to_string(&v).unwrap()).unwrap(), v);
+        }
     }
 }
