@@ -91,5 +91,6 @@ mod reader;
 pub mod rebuild;
 pub mod resume;
 pub mod session;
+pub mod spool;
 
 pub use error::StoreError;
