@@ -57,7 +57,9 @@ const MAX_NESTING: usize = 16;
 /// A spool that was not imported, and why. Its name is as found (a
 /// forged one may be anything printable).
 #[derive(Debug, thiserror::Error)]
-#[error("the spool of child session {name:?} was not imported ({why}); a command in the sandbox can write there, so it was discarded")]
+#[error(
+    "the spool of child session {name:?} was not imported ({why}); a command in the sandbox can write there, so it was discarded"
+)]
 pub struct SpoolError {
     pub name: String,
     pub why: Why,
@@ -104,10 +106,7 @@ pub struct Imported {
 pub fn create(reports: &Path, meta: SessionMeta) -> Result<SessionDir, StoreError> {
     let dir = SessionDir::create_in(reports, meta)?;
     let children = children_of(dir.path());
-    DirBuilder::new()
-        .mode(0o700)
-        .create(&children)
-        .map_err(|source| StoreError::Create { path: children, source })?;
+    DirBuilder::new().mode(0o700).create(&children).map_err(|source| StoreError::Create { path: children, source })?;
     Ok(dir)
 }
 
@@ -121,42 +120,58 @@ pub fn children_of(spool: &Path) -> PathBuf {
     spool.join(CHILDREN_DIR)
 }
 
-/// Imports the spool at `spool` (whose parent session is `parent`) into
-/// `data`, then the spools it carries, each after its parent. One result
-/// per spool met, in that order; the spool is gone from `spool` afterwards
-/// unless its name or an existing session stopped it before it was moved.
-pub fn import(spool: &Path, parent: &str, data: &Path) -> Vec<Result<Imported, SpoolError>> {
+/// Imports the spool `name` of the report directory `reports` (whose
+/// parent session is `parent`) into `data`, then the spools it carries,
+/// each after its parent. One result per spool met, in that order; the
+/// spool is gone from `reports` afterwards unless its name or an existing
+/// session stopped it before it was moved. `name` is checked to be a
+/// session id before it is joined to `reports`: it may come from a report.
+pub fn import(reports: &Path, name: &str, parent: &str, data: &Path) -> Vec<Result<Imported, SpoolError>> {
     let mut out = Vec::new();
-    import_into(spool, parent, data, 0, &mut out);
+    import_into(reports, name, parent, data, 0, &mut out);
     out
 }
 
-/// The spools in a report directory: every entry that is not a report (a
+/// Whether `reports` holds something by the name `name` (a spool to import,
+/// or a forgery to refuse).
+pub fn exists(reports: &Path, name: &str) -> bool {
+    !is_session_id(name) || reports.join(name).symlink_metadata().is_ok()
+}
+
+/// The spools in a report directory: every name that is not a report's (a
 /// dot-name), sorted.
-pub fn spools_in(reports: &Path) -> Vec<PathBuf> {
+pub fn spools_in(reports: &Path) -> Vec<String> {
     let Ok(entries) = fs::read_dir(reports) else { return Vec::new() };
-    let mut found: Vec<PathBuf> = entries
+    let mut found: Vec<String> = entries
         .flatten()
-        .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
-        .map(|e| e.path())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| !n.starts_with('.'))
         .take(MAX_ENTRIES)
         .collect();
     found.sort();
     found
 }
 
-fn import_into(spool: &Path, parent: &str, data: &Path, depth: usize, out: &mut Vec<Result<Imported, SpoolError>>) {
-    let name = spool.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+fn import_into(
+    reports: &Path,
+    name: &str,
+    parent: &str,
+    data: &Path,
+    depth: usize,
+    out: &mut Vec<Result<Imported, SpoolError>>,
+) {
+    let name = name.to_string();
     if depth > MAX_NESTING {
         out.push(Err(SpoolError { name, why: Why::TooDeep }));
         return;
     }
-    match import_one(spool, &name, parent, data) {
+    match import_one(reports, &name, parent, data) {
         Ok((imported, staging)) => {
             let id = imported.id.clone();
             out.push(Ok(imported));
-            for child in spools_in(&staging.path().join(CHILDREN_DIR)) {
-                import_into(&child, &id, data, depth + 1, out);
+            let carried = staging.path().join(CHILDREN_DIR);
+            for child in spools_in(&carried) {
+                import_into(&carried, &child, &id, data, depth + 1, out);
             }
             // Dropping the staging directory removes what was left in it
             // (reports, refused spools), without following links.
@@ -167,10 +182,11 @@ fn import_into(spool: &Path, parent: &str, data: &Path, depth: usize, out: &mut 
 
 /// Moves one spool into the sessions; returns it and the private staging
 /// directory that holds its `children/`.
-fn import_one(spool: &Path, name: &str, parent: &str, data: &Path) -> Result<(Imported, tempfile::TempDir), Why> {
+fn import_one(reports: &Path, name: &str, parent: &str, data: &Path) -> Result<(Imported, tempfile::TempDir), Why> {
     if !is_session_id(name) {
         return Err(Why::Name);
     }
+    let spool = &reports.join(name);
     let sessions = data.join("sessions");
     let target = sessions.join(name);
     if target.symlink_metadata().is_ok() {

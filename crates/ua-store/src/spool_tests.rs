@@ -69,7 +69,7 @@ fn a_spool_and_the_spools_it_carries_become_sessions_in_the_index() {
     let child = spooled(&w.reports, &w.root);
     let grandchild = spooled(&children_of(child.path()), child.id());
     fs::write(children_of(child.path()).join(".1-2.ndjson"), "a report left behind\n").unwrap();
-    let results = import(child.path(), &w.root, &w.data);
+    let results = import(&w.reports, child.id(), &w.root, &w.data);
     assert_eq!(ids(&results), [Ok(child.id().to_string()), Ok(grandchild.id().to_string())]);
     let first = results[0].as_ref().unwrap();
     assert_eq!(first.spans, b"{\"span\":1}\n");
@@ -117,12 +117,14 @@ fn a_forged_spool_is_refused_and_nothing_outside_is_touched() {
     let stranger = spooled(&w.reports, "20200101T000000.000Z-00000000");
 
     let mut results = Vec::new();
-    for spool in spools_in(&w.reports) {
-        results.extend(import(&spool, &w.root, &w.data));
+    for name in spools_in(&w.reports) {
+        results.extend(import(&w.reports, &name, &w.root, &w.data));
     }
-    results.extend(import(&w.reports.join("../../outside"), &w.root, &w.data));
-    let whys: Vec<String> = results.iter().map(|r| r.as_ref().map(|i| i.id.clone()).unwrap_err().why.to_string()).collect();
-    assert_eq!(whys.len(), 8, "{whys:?}");
+    results.extend(import(&w.reports, "../../outside", &w.root, &w.data));
+    results.extend(import(&w.reports, &format!("../{}", id(3)), &w.root, &w.data));
+    let whys: Vec<String> =
+        results.iter().map(|r| r.as_ref().map(|i| i.id.clone()).unwrap_err().why.to_string()).collect();
+    assert_eq!(whys.len(), 9, "{whys:?}");
     for expected in [
         "the spool is not a regular file or a directory",
         "journal.jsonl is not a regular file or a directory",
