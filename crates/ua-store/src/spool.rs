@@ -20,9 +20,11 @@
 //! rename into a private directory beside the sessions), then checked
 //! there: its name must be a session id, every entry a regular file (with
 //! one link) or a directory, nothing followed through a symbolic link,
-//! sizes and counts bounded, `meta.json` naming the spool and the
-//! importing session as its parent. A session that already exists is
-//! never replaced (`RENAME_NOREPLACE`). Anything else is a [`SpoolError`]
+//! sizes and counts bounded. Its files are then copied into a session
+//! directory made for it (a name that exists is never reused, so no
+//! session is replaced), where nothing a sandboxed process opened before
+//! the move can reach, and its `meta.json` there must name the spool and
+//! the importing session as its parent. Anything else is a [`SpoolError`]
 //! and the spool is discarded.
 //!
 //! Not done here: the spans go to whatever trace sink the caller has
@@ -202,7 +204,6 @@ fn import_one(reports: &Path, name: &str, parent: &str, data: &Path) -> Result<(
     let staged = staging.path().join(name);
     move_dir(spool, &staged)?;
     check_spool(&staged)?;
-    let meta = read_meta(&staged, name, parent)?;
     let spans = match read_bounded(&staged.join(SPANS_FILE), MAX_SPANS) {
         Ok(bytes) => bytes,
         Err(Why::Io(e)) if e.kind() == io::ErrorKind::NotFound => Vec::new(),
@@ -213,13 +214,47 @@ fn import_one(reports: &Path, name: &str, parent: &str, data: &Path) -> Result<(
     if children.symlink_metadata().is_ok() {
         fs::rename(&children, staging.path().join(CHILDREN_DIR)).map_err(Why::Io)?;
     }
-    match crate::board::files::rename_new(&staged, &target) {
+    copy_session(&staged, &target)?;
+    // Checked in the copy, which nothing else can have open.
+    let meta = match read_meta(&target, name, parent) {
+        Ok(meta) => meta,
+        Err(e) => {
+            let _ = fs::remove_dir_all(&target);
+            return Err(e);
+        }
+    };
+    let index_error = add_to_index(data, &meta, &target).err();
+    Ok((Imported { id: meta.id, spans, index_error }, staging))
+}
+
+/// The staged spool's files, copied into `target`, a directory made now
+/// (and never one that exists). A copy, not a rename: a sandboxed process
+/// may hold a descriptor of the spool or of a file in it, taken before the
+/// move, and whatever it could still write through that stays in the
+/// staging directory, which is removed.
+fn copy_session(staged: &Path, target: &Path) -> Result<(), Why> {
+    match DirBuilder::new().mode(0o700).create(target) {
         Ok(()) => {}
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => return Err(Why::Exists),
         Err(e) => return Err(Why::Io(e)),
     }
-    let index_error = add_to_index(data, &meta, &target).err();
-    Ok((Imported { id: meta.id, spans, index_error }, staging))
+    let copied = (|| {
+        for (path, m) in entries(staged)? {
+            let Some(file) = path.file_name() else { continue };
+            if m.is_dir() {
+                continue;
+            }
+            let bytes = read_bounded(&path, MAX_FILE)?;
+            let mut f =
+                OpenOptions::new().write(true).create_new(true).mode(0o600).open(target.join(file)).map_err(Why::Io)?;
+            io::Write::write_all(&mut f, &bytes).map_err(Why::Io)?;
+        }
+        Ok(())
+    })();
+    if copied.is_err() {
+        let _ = fs::remove_dir_all(target);
+    }
+    copied
 }
 
 /// A rename, or where the two are on different filesystems, a copy of
@@ -329,6 +364,9 @@ fn read_bounded(path: &Path, limit: u64) -> Result<Vec<u8>, Why> {
     let m = file.metadata().map_err(Why::Io)?;
     if !m.is_file() {
         return Err(Why::NotPlain(shown()));
+    }
+    if m.nlink() != 1 {
+        return Err(Why::Linked(shown()));
     }
     if m.len() > limit {
         return Err(Why::TooLarge(shown(), limit));

@@ -145,7 +145,7 @@ fn a_forged_spool_is_refused_and_nothing_outside_is_touched() {
         .filter(|e| e.file_type().unwrap().is_dir())
         .map(|e| e.file_name().into_string().unwrap())
         .collect();
-    assert_eq!(sessions, [w.root.clone()]);
+    assert_eq!(sessions, std::slice::from_ref(&w.root));
     assert!(SessionDir::open(w.data.join("sessions").join(&w.root)).is_ok());
     assert!(!stranger.path().exists() && !linked.path().exists());
     let left: Vec<_> =
