@@ -404,6 +404,19 @@ mod tests {
     }
 
     #[test]
+    fn a_report_is_closed_when_its_writer_goes_not_at_its_result() {
+        // The child's spool is complete only once the process is gone.
+        let mut r = Reports::default();
+        let text = format!("{HEADER}{SESSION}{RESULT}");
+        assert_eq!(r.feed("a", (text.as_bytes(), Instant::now()), false).len(), 2);
+        assert!(r.ended("a") && !r.closed("a"));
+        assert_eq!(r.open(), [("a".to_string(), Some(7))]);
+        assert!(r.feed("a", (&b""[..], Instant::now()), true).is_empty());
+        assert!(r.closed("a") && r.open().is_empty());
+        assert_eq!(r.session("a"), Some("s3f2a"));
+    }
+
+    #[test]
     fn a_refused_child_only_ends() {
         let mut r = Reports::default();
         let text = format!(
