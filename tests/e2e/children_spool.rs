@@ -107,6 +107,15 @@ fn a_sandboxed_childs_and_grandchilds_sessions_and_spans_are_imported_under_the_
         assert!(parent_journal.iter().any(|l| l.contains(command)), "{command} in {parent_journal:?}");
         assert_eq!(m["trace_id"], meta(&home, &id(root))["trace_id"]);
     }
+    // --usage counts the three sessions' turns, each once.
+    let usage = Command::new(unixagent())
+        .args(["--usage", "--json"])
+        .env("HOME", home.path())
+        .env("XDG_DATA_HOME", home.path().join(".local/share"))
+        .output()
+        .unwrap();
+    let usage: Value = serde_json::from_slice(&usage.stdout).unwrap();
+    assert_eq!((usage["turns"].as_u64(), usage["by_session"].as_array().map(Vec::len)), (Some(3), Some(3)), "{usage}");
     let shown = sessions_show(&home, &id(root));
     assert!(shown.contains(&id(child)) && shown.contains(&id(grandchild)), "{shown}");
     assert!(shown.contains("the middle child") && shown.contains("the grandchild"), "{shown}");
