@@ -183,6 +183,17 @@ pub(super) fn journal_entry(e: &AgentEvent) -> Option<JournalEntry> {
     }
 }
 
+/// Where a session's children report, and what becomes of their spools.
+#[derive(Debug)]
+pub(super) enum Place {
+    /// A private directory of its own in the board; the children's spools
+    /// are imported by this importer (none without a data directory).
+    Own(Option<Importer>),
+    /// This spooled session's `children/` directory: the spools stay
+    /// there, for whoever imports this session's spool.
+    Spooled(PathBuf),
+}
+
 /// A report that changed: its path, and whether its writer closed it.
 type Change = (PathBuf, bool);
 
@@ -208,17 +219,13 @@ impl Children {
     /// A private directory in the session's task board, watched, and the
     /// variable that names it to the shell. `None` when there is no board
     /// or either step fails: the session then runs without hearing of its
-    /// children. `place`: the spool's `children/` directory for a spooled
-    /// session, else what imports the children's spools.
-    pub(super) fn start(
-        board: Option<&Path>,
-        place: Result<PathBuf, Option<Importer>>,
-    ) -> Option<(Children, (OsString, OsString))> {
+    /// children.
+    pub(super) fn start(board: Option<&Path>, place: Place) -> Option<(Children, (OsString, OsString))> {
         use notify::Watcher as _;
         use std::os::unix::fs::PermissionsExt as _;
         let (dir, owned, importer) = match place {
-            Ok(spooled) => (spooled, None, None),
-            Err(importer) => {
+            Place::Spooled(dir) => (dir, None, None),
+            Place::Own(importer) => {
                 // A dot-name: the board's own watcher and readers pass it by.
                 let dir = tempfile::Builder::new()
                     .prefix(".children-")

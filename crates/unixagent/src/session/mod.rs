@@ -201,11 +201,13 @@ async fn run_async(opts: Options, batch: Option<BatchOptions>) -> anyhow::Result
     // A spooled session's children report and spool inside its spool, so
     // its parent imports them with it; any other session imports theirs.
     let place = match (&session_dir, spooled) {
-        (Some(d), true) => Ok(ua_store::spool::children_of(d.path())),
-        (Some(_), false) => Err(ua_store::session::data_dir()
-            .ok()
-            .map(|data| spool::Importer::new(data, id.clone(), telemetry.sink().ok().flatten()))),
-        (None, _) => Err(None),
+        (Some(d), true) => children::Place::Spooled(ua_store::spool::children_of(d.path())),
+        (Some(_), false) => children::Place::Own(
+            ua_store::session::data_dir()
+                .ok()
+                .map(|data| spool::Importer::new(data, id.clone(), telemetry.sink().ok().flatten())),
+        ),
+        (None, _) => children::Place::Own(None),
     };
     // Watched before the shell starts, so no child can report unheard.
     let children =
