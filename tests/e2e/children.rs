@@ -16,12 +16,12 @@ use crate::support::*;
 
 /// One agent's script: its instruction, then its answers in order; an
 /// answer starting with `$ ` is a command, any other is its final text.
-struct Script<'a> {
-    instruction: &'a str,
-    answers: &'a [&'a str],
+pub(crate) struct Script<'a> {
+    pub(crate) instruction: &'a str,
+    pub(crate) answers: &'a [&'a str],
 }
 
-fn scenario(scripts: &[Script<'_>]) -> String {
+pub(crate) fn scenario(scripts: &[Script<'_>]) -> String {
     let mut toml = String::new();
     for s in scripts {
         toml.push_str(&format!("[[conversation]]\ninstruction_contains = {:?}\n", s.instruction));
@@ -56,7 +56,7 @@ permit (principal, action == Action::"exec", resource) when { resource.invocatio
 
 /// Everything the built-in forbids leave: these tests' commands make
 /// FIFOs and write to them.
-const EVERYTHING: &str = r#"
+pub(crate) const EVERYTHING: &str = r#"
 @id("test.everything")
 @reason("this test's commands run without asking")
 permit (principal, action, resource);
@@ -64,7 +64,7 @@ permit (principal, action, resource);
 
 /// A home whose `unixagent` on PATH is the binary under test, with
 /// `policy` and `[agent]` settings.
-fn tree_home(policy: &str, agent: &str) -> (Home, PathBuf) {
+pub(crate) fn tree_home(policy: &str, agent: &str) -> (Home, PathBuf) {
     let home = Home::new();
     let bin = home.path().join("bin");
     std::fs::create_dir_all(&bin).unwrap();
@@ -83,7 +83,7 @@ fn tree_home(policy: &str, agent: &str) -> (Home, PathBuf) {
 /// The environment of a unixagent the test starts: the home's, the fake
 /// model, `unixagent` on PATH, and nothing inherited from a session the
 /// test itself may run in.
-fn env(cmd: &mut Command, home: &Home, server: &FakeProvider) {
+pub(crate) fn env(cmd: &mut Command, home: &Home, server: &FakeProvider) {
     let path = format!("{}:{}", home.path().join("bin").display(), std::env::var("PATH").unwrap_or_default());
     cmd.env("HOME", home.path())
         .env("XDG_CONFIG_HOME", home.path().join(".config"))
@@ -113,7 +113,7 @@ fn env(cmd: &mut Command, home: &Home, server: &FakeProvider) {
 /// `unixagent --json -c '# INSTRUCTION'` with stdin closed: an unattended
 /// parent, whose shell (and so every child) runs in the sandbox. Returns
 /// the exit status and the NDJSON events.
-fn unattended(home: &Home, server: &FakeProvider, instruction: &str) -> (i32, Vec<Value>) {
+pub(crate) fn unattended(home: &Home, server: &FakeProvider, instruction: &str) -> (i32, Vec<Value>) {
     let mut cmd = Command::new(unixagent());
     cmd.args(["--shell", "/bin/bash", "--json", "-c", &format!("# {instruction}")])
         .current_dir(home.path().join("work"))
@@ -155,7 +155,7 @@ fn watched(home: &Home, server: &FakeProvider, instruction: &str) -> (u32, Term)
 
 /// The output the parent's model got for its command (the first
 /// request that carries a tool result).
-fn parent_saw(server: &FakeProvider, parent: &str) -> String {
+pub(crate) fn parent_saw(server: &FakeProvider, parent: &str) -> String {
     let reqs = server.requests();
     for (i, r) in reqs.iter().enumerate() {
         let body = r.json();
@@ -176,7 +176,7 @@ fn requests_of(server: &FakeProvider, instruction: &str) -> usize {
 }
 
 /// `sessions list --json --all` in `home`, one value per line.
-fn sessions(home: &Home) -> Vec<Value> {
+pub(crate) fn sessions(home: &Home) -> Vec<Value> {
     let mut cmd = Command::new(unixagent());
     cmd.args(["sessions", "list", "--json", "--all"]);
     cmd.env("HOME", home.path()).env("XDG_DATA_HOME", home.path().join(".local/share"));
@@ -185,7 +185,7 @@ fn sessions(home: &Home) -> Vec<Value> {
     String::from_utf8_lossy(&out.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect()
 }
 
-fn meta(home: &Home, id: &str) -> Value {
+pub(crate) fn meta(home: &Home, id: &str) -> Value {
     let p = home.path().join(".local/share/unixagent/sessions").join(id).join("meta.json");
     serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
 }
@@ -367,7 +367,7 @@ fn background_children_run_in_parallel_and_roll_their_usage_up() {
 /// parent kind`, tab-separated. protobuf reads the ids' hex as base64 (OTLP's
 /// JSON says hex where protobuf's says base64), so they are written back
 /// the same way to compare.
-const OTLP_CHECK: &str = r#"
+pub(crate) const OTLP_CHECK: &str = r#"
 import base64, sys
 from google.protobuf import json_format
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
@@ -508,7 +508,7 @@ fn a_killed_child_fails_its_command_frees_its_slot_and_shows_as_crashed() {
 
 /// The pid of the process whose command line is `cmdline` (its words
 /// joined by spaces), waited for.
-fn wait_for_process(cmdline: &str) -> i32 {
+pub(crate) fn wait_for_process(cmdline: &str) -> i32 {
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         for e in std::fs::read_dir("/proc").unwrap().flatten() {
@@ -665,7 +665,7 @@ fn price(input: u64, output: u64) -> f64 {
 }
 
 /// The parent's journal lines, as JSON.
-fn journal_of(home: &Home, id: &str) -> Vec<Value> {
+pub(crate) fn journal_of(home: &Home, id: &str) -> Vec<Value> {
     let p = home.path().join(".local/share/unixagent/sessions").join(id).join("journal.jsonl");
     std::fs::read_to_string(p).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
 }

@@ -19,6 +19,7 @@ mod board;
 mod board_live;
 mod capture;
 mod children;
+mod children_spool;
 mod cli;
 mod command_line_secrets;
 mod completions;

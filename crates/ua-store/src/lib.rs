@@ -24,6 +24,9 @@
 //! - [`board`]: the task board, `sessions/<id>/board/`: task files with
 //!   flat frontmatter, claims and moves as renames that any number of
 //!   processes may race on, and a watcher that reports state changes.
+//! - [`spool`]: the session directory of a child that cannot write the
+//!   data directory (inside its parent's sandbox), kept in its parent's
+//!   report directory, and its import, checked as untrusted input.
 //!
 //! The line format itself ([`ua_protocol::journal`]) is pure data in
 //! `ua-protocol`. This crate does not decide what to journal or when, does
@@ -91,5 +94,6 @@ mod reader;
 pub mod rebuild;
 pub mod resume;
 pub mod session;
+pub mod spool;
 
 pub use error::StoreError;

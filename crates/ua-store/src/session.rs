@@ -82,9 +82,16 @@ pub struct SessionDir {
 impl SessionDir {
     /// Creates a new session under `data_dir/sessions/` with a fresh id and
     /// writes `meta.json`. `meta.id` and `meta.created_ms` are filled in.
-    pub fn create(data_dir: &Path, mut meta: SessionMeta) -> Result<Self, StoreError> {
+    pub fn create(data_dir: &Path, meta: SessionMeta) -> Result<Self, StoreError> {
         let sessions = data_dir.join("sessions");
         create_private_dir_all(&sessions)?;
+        Self::create_in(&sessions, meta)
+    }
+
+    /// Creates a new session directory `parent/<fresh id>` (`parent` must
+    /// exist) and writes `meta.json`: in the sessions directory, or in a
+    /// spool (`crate::spool`) when the data directory cannot be written.
+    pub fn create_in(sessions: &Path, mut meta: SessionMeta) -> Result<Self, StoreError> {
         let now = now_ms();
         let mut attempt = 0u64;
         let (id, path) = loop {
@@ -179,6 +186,21 @@ pub fn session_id(unix_ms: u64, suffix: u32) -> String {
     )
 }
 
+/// Whether `s` has the form [`session_id`] gives: what a name read from
+/// a place others can write must be before it becomes a path.
+pub fn is_session_id(s: &str) -> bool {
+    let b = s.as_bytes();
+    let digits = |r: std::ops::Range<usize>| b.get(r).is_some_and(|d| d.iter().all(u8::is_ascii_digit));
+    b.len() == 29
+        && digits(0..8)
+        && b[8] == b'T'
+        && digits(9..15)
+        && b[15] == b'.'
+        && digits(16..19)
+        && &b[19..21] == b"Z-"
+        && b[21..].iter().all(|c| c.is_ascii_digit() || (b'a'..=b'f').contains(c))
+}
+
 /// Random bits without a dependency: std's `RandomState` is seeded from
 /// the operating system's random source, once per process and then
 /// advanced per instance.
@@ -201,6 +223,15 @@ mod tests {
         assert_eq!(session_id(1_795_291_985_123, 1), "20261121T201305.123Z-00000001");
         // A leap day.
         assert_eq!(session_id(951_782_400_000, 0), "20000229T000000.000Z-00000000");
+    }
+
+    #[test]
+    fn only_the_id_form_is_an_id() {
+        assert!(is_session_id(&session_id(1_795_291_985_123, 0xdead_beef)));
+        for bad in ["", "..", "../x", "20261121T201305.123Z-0000000/", "20261121T201305.123Z-0000000G", "a/b"] {
+            assert!(!is_session_id(bad), "{bad}");
+        }
+        assert!(!is_session_id("20261121T201305.123Z-00000001x"));
     }
 
     #[test]

@@ -37,7 +37,7 @@
 //! ```
 
 mod error;
-mod files;
+pub(crate) mod files;
 pub mod frontmatter;
 mod task;
 pub mod watch;

@@ -24,6 +24,7 @@ use std::time::Instant;
 use ua_protocol::agent::{AgentEvent, ChildStatus};
 use ua_protocol::journal::JournalEntry;
 
+use super::spool::Importer;
 use crate::child::fold::{Fold, Outcome};
 use crate::child::report::{CHILDREN_ENV, Header};
 
@@ -42,6 +43,8 @@ struct Known {
     partial: String,
     started: bool,
     ended: bool,
+    /// Its writer is gone (the file's last close, or its pid gone).
+    closed: bool,
 }
 
 /// Every child's report, folded. Pure.
@@ -67,6 +70,7 @@ impl Reports {
                 partial: String::new(),
                 started: false,
                 ended: false,
+                closed: false,
             };
             self.known.insert(name.to_string(), k);
         }
@@ -82,12 +86,24 @@ impl Reports {
             k.ended = true;
             out.push(k.event());
         }
+        k.closed |= closed;
         out
     }
 
-    /// The reports not ended yet, with their writer's pid when known.
+    /// The reports whose writer has not been seen to go, with its pid
+    /// when known.
     pub(super) fn open(&self) -> Vec<(String, Option<u32>)> {
-        self.known.iter().filter(|(_, k)| !k.ended).map(|(n, k)| (n.clone(), k.pid)).collect()
+        self.known.iter().filter(|(_, k)| !k.closed).map(|(n, k)| (n.clone(), k.pid)).collect()
+    }
+
+    /// Whether this report's writer is gone.
+    pub(super) fn closed(&self, name: &str) -> bool {
+        self.known.get(name).is_some_and(|k| k.closed)
+    }
+
+    /// The session the report's child named.
+    pub(super) fn session(&self, name: &str) -> Option<&str> {
+        self.known.get(name).and_then(|k| k.fold.session.as_deref())
     }
 
     /// The progress line of the child running in the foreground of the
@@ -152,9 +168,11 @@ impl Known {
     }
 }
 
-/// The journal's line for a `child` event.
+/// The journal's line for a `child` event, or for a notice about a
+/// child's spool.
 pub(super) fn journal_entry(e: &AgentEvent) -> Option<JournalEntry> {
     match e {
+        AgentEvent::Notice { text } => Some(JournalEntry::Error { turn: None, message: text.clone() }),
         AgentEvent::Child { id, session, instruction, status, usage } => Some(JournalEntry::Child {
             id: id.clone(),
             session: session.clone(),
@@ -166,14 +184,29 @@ pub(super) fn journal_entry(e: &AgentEvent) -> Option<JournalEntry> {
     }
 }
 
+/// Where a session's children report, and what becomes of their spools.
+#[derive(Debug)]
+pub(super) enum Place {
+    /// A private directory of its own in the board; the children's spools
+    /// are imported by this importer (none without a data directory).
+    Own(Option<Importer>),
+    /// This spooled session's `children/` directory: the spools stay
+    /// there, for whoever imports this session's spool.
+    Spooled(PathBuf),
+}
+
 /// A report that changed: its path, and whether its writer closed it.
 type Change = (PathBuf, bool);
 
 /// The report directory, watched. Dropping it stops the watch and
-/// removes the directory.
+/// removes the directory (unless it is in this session's own spool, which
+/// its parent imports).
 #[derive(Debug)]
 pub(super) struct Children {
-    dir: tempfile::TempDir,
+    dir: PathBuf,
+    _owned: Option<tempfile::TempDir>,
+    /// What imports the children's spools; `None` in a spooled session.
+    importer: Option<Importer>,
     _watch: notify::RecommendedWatcher,
     changes: tokio::sync::mpsc::UnboundedReceiver<Change>,
     /// How far each report has been read.
@@ -188,15 +221,21 @@ impl Children {
     /// variable that names it to the shell. `None` when there is no board
     /// or either step fails: the session then runs without hearing of its
     /// children.
-    pub(super) fn start(board: Option<&Path>) -> Option<(Children, (OsString, OsString))> {
+    pub(super) fn start(board: Option<&Path>, place: Place) -> Option<(Children, (OsString, OsString))> {
         use notify::Watcher as _;
         use std::os::unix::fs::PermissionsExt as _;
-        // A dot-name: the board's own watcher and readers pass it by.
-        let dir = tempfile::Builder::new()
-            .prefix(".children-")
-            .permissions(std::fs::Permissions::from_mode(0o700))
-            .tempdir_in(board?)
-            .ok()?;
+        let (dir, owned, importer) = match place {
+            Place::Spooled(dir) => (dir, None, None),
+            Place::Own(importer) => {
+                // A dot-name: the board's own watcher and readers pass it by.
+                let dir = tempfile::Builder::new()
+                    .prefix(".children-")
+                    .permissions(std::fs::Permissions::from_mode(0o700))
+                    .tempdir_in(board?)
+                    .ok()?;
+                (dir.path().to_path_buf(), Some(dir), importer)
+            }
+        };
         let (tx, changes) = tokio::sync::mpsc::unbounded_channel();
         let mut watch = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
             let Ok(event) = event else { return };
@@ -209,10 +248,18 @@ impl Children {
             }
         })
         .ok()?;
-        watch.watch(dir.path(), notify::RecursiveMode::NonRecursive).ok()?;
-        let env = (OsString::from(CHILDREN_ENV), dir.path().as_os_str().to_owned());
-        let children =
-            Children { dir, _watch: watch, changes, read: BTreeMap::new(), reports: Reports::default(), drawn: false };
+        watch.watch(&dir, notify::RecursiveMode::NonRecursive).ok()?;
+        let env = (OsString::from(CHILDREN_ENV), dir.as_os_str().to_owned());
+        let children = Children {
+            dir,
+            _owned: owned,
+            importer,
+            _watch: watch,
+            changes,
+            read: BTreeMap::new(),
+            reports: Reports::default(),
+            drawn: false,
+        };
         Some((children, env))
     }
 
@@ -225,21 +272,40 @@ impl Children {
     }
 
     /// Reads what was added to the report and returns the `child` events
-    /// it brings. A report that has ended is removed.
+    /// it brings. A report whose writer is gone is removed, and its
+    /// child's spool imported (notices for what could not be).
     pub(super) fn read(&mut self, (path, closed): Change) -> Vec<AgentEvent> {
-        if path.parent() != Some(self.dir.path()) {
+        if path.parent() != Some(self.dir.as_path()) {
             return Vec::new();
         }
         let Some(name) = path.file_name().map(|n| n.to_string_lossy().into_owned()) else { return Vec::new() };
-        if self.reports.ended(&name) {
+        // Reports have dot-names; anything else here is a child's spool.
+        if !name.starts_with('.') || self.reports.closed(&name) {
             return Vec::new();
         }
-        let from = self.read.get(&path).copied().unwrap_or(0);
-        let bytes = read_from(&path, from);
-        self.read.insert(path.clone(), from + bytes.len() as u64);
-        let events = self.reports.feed(&name, (&bytes, Instant::now()), closed);
-        if self.reports.ended(&name) {
+        let mut events = if self.reports.ended(&name) {
+            self.reports.feed(&name, (&[], Instant::now()), closed)
+        } else {
+            let from = self.read.get(&path).copied().unwrap_or(0);
+            let bytes = read_from(&path, from);
+            self.read.insert(path.clone(), from + bytes.len() as u64);
+            self.reports.feed(&name, (&bytes, Instant::now()), closed)
+        };
+        if self.reports.closed(&name) {
             let _ = std::fs::remove_file(&path);
+            if let (Some(importer), Some(session)) = (&self.importer, self.reports.session(&name)) {
+                events.extend(importer.import(&self.dir, session));
+            }
+        }
+        events
+    }
+
+    /// At the session's end: every report read to its end, and every
+    /// spool still here imported, whether or not its child was heard to go.
+    pub(super) fn finish(&mut self) -> Vec<AgentEvent> {
+        let mut events = self.settle();
+        if let Some(importer) = &self.importer {
+            events.extend(importer.import_all(&self.dir));
         }
         events
     }
@@ -270,7 +336,7 @@ impl Children {
     /// process is gone without a result (`kill -9`) is reported ended.
     pub(super) fn settle(&mut self) -> Vec<AgentEvent> {
         let mut events = Vec::new();
-        let Ok(entries) = std::fs::read_dir(self.dir.path()) else { return events };
+        let Ok(entries) = std::fs::read_dir(&self.dir) else { return events };
         let mut paths: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
         paths.sort();
         for p in paths {
@@ -279,7 +345,7 @@ impl Children {
         for (name, pid) in self.reports.open() {
             let gone = pid.is_some_and(|p| !Path::new(&format!("/proc/{p}")).exists());
             if gone {
-                events.extend(self.read((self.dir.path().join(name), true)));
+                events.extend(self.read((self.dir.join(name), true)));
             }
         }
         events
@@ -343,6 +409,19 @@ mod tests {
         );
         // Its writer closing after the result adds nothing.
         assert!(r.feed("a", (&b""[..], Instant::now()), true).is_empty());
+    }
+
+    #[test]
+    fn a_report_is_closed_when_its_writer_goes_not_at_its_result() {
+        // The child's spool is complete only once the process is gone.
+        let mut r = Reports::default();
+        let text = format!("{HEADER}{SESSION}{RESULT}");
+        assert_eq!(r.feed("a", (text.as_bytes(), Instant::now()), false).len(), 2);
+        assert!(r.ended("a") && !r.closed("a"));
+        assert_eq!(r.open(), [("a".to_string(), Some(7))]);
+        assert!(r.feed("a", (&b""[..], Instant::now()), true).is_empty());
+        assert!(r.closed("a") && r.open().is_empty());
+        assert_eq!(r.session("a"), Some("s3f2a"));
     }
 
     #[test]

@@ -441,6 +441,13 @@ impl Session {
         self.children_said(events);
     }
 
+    /// At the run's end: every report read, every spool left imported.
+    pub(super) fn finish_children(&mut self) {
+        let Some(children) = self.children.as_mut() else { return };
+        let events = children.finish();
+        self.children_said(events);
+    }
+
     fn children_said(&mut self, events: Vec<AgentEvent>) {
         if events.is_empty() {
             return;

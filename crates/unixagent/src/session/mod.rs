@@ -44,6 +44,7 @@ mod front;
 mod outbox;
 mod proxy;
 mod record;
+mod spool;
 pub(crate) mod startup;
 
 #[derive(Debug)]
@@ -166,6 +167,7 @@ async fn run_async(opts: Options, batch: Option<BatchOptions>) -> anyhow::Result
     }
     let (cols, rows) = terminal::size();
     let trace = crate::trace::TraceContext::inherited();
+    let mut spooled = false;
     let (session_dir, journal, index, resumed) = match &opts.resume {
         Some(resume) => {
             let (d, j, index, r) = open_resumed(&resume.dir)?;
@@ -177,7 +179,10 @@ async fn run_async(opts: Options, batch: Option<BatchOptions>) -> anyhow::Result
             (Some(d), Some(j), index, Some(r))
         }
         None => match open_journal(&opts.shell, &trace) {
-            Some((d, j, index)) => (Some(d), Some(j), index, None),
+            Some(Opened { dir, journal, index, spooled: s }) => {
+                spooled = s;
+                (Some(dir), Some(journal), index, None)
+            }
             None => (None, None, None, None),
         },
     };
@@ -193,11 +198,23 @@ async fn run_async(opts: Options, batch: Option<BatchOptions>) -> anyhow::Result
         env.push((OsString::from("UNIXAGENT_JOURNAL"), j.path().as_os_str().to_owned()));
     }
     let attached = crate::board::attach(session_dir.as_ref(), &mut env);
+    // A spooled session's children report and spool inside its spool, so
+    // its parent imports them with it; any other session imports theirs.
+    let place = match (&session_dir, spooled) {
+        (Some(d), true) => children::Place::Spooled(ua_store::spool::children_of(d.path())),
+        (Some(_), false) => children::Place::Own(
+            ua_store::session::data_dir()
+                .ok()
+                .map(|data| spool::Importer::new(data, id.clone(), telemetry.sink().ok().flatten())),
+        ),
+        (None, _) => children::Place::Own(None),
+    };
     // Watched before the shell starts, so no child can report unheard.
-    let children = children::Children::start(attached.as_ref().map(ua_store::board::Board::root)).map(|(c, var)| {
-        env.push(var);
-        c
-    });
+    let children =
+        children::Children::start(attached.as_ref().map(ua_store::board::Board::root), place).map(|(c, var)| {
+            env.push(var);
+            c
+        });
     // Watched from before the shell starts, so no change is missed.
     let mut board = attached.and_then(|b| {
         board::TaskBoard::start(b, resumed.is_some())
@@ -303,7 +320,8 @@ async fn run_async(opts: Options, batch: Option<BatchOptions>) -> anyhow::Result
         driver::Records::new(id.clone(), journal, index),
     );
     driver.set_can_ask(stdin_tty);
-    driver.trace(crate::trace::Live::start(&own_id, &telemetry));
+    let spool_spans = session_dir.as_ref().filter(|_| spooled).map(|d| ua_store::spool::spans_of(d.path()));
+    driver.trace(crate::trace::Live::start(&own_id, &telemetry, spool_spans));
     if let Some(w) = watch {
         driver.set_sandbox(w);
     }
@@ -358,6 +376,7 @@ async fn run_async(opts: Options, batch: Option<BatchOptions>) -> anyhow::Result
         }
     }
     let code = s.run(&master, keys, &mut signals).await;
+    s.finish_children();
     let mut spans = None;
     s.drive(|d, out| {
         d.record(ua_protocol::journal::JournalEntry::SessionEnd { exit_code: Some(code) }, out);
@@ -431,13 +450,21 @@ fn dim(text: &str, colour: bool) -> String {
 /// The session index and what a session adds to it.
 type Indexing = (ua_store::index::Index, ua_store::index::RecordFeed);
 
+/// A new session's directory, journal and index.
+struct Opened {
+    dir: ua_store::session::SessionDir,
+    journal: ua_store::journal::Journal,
+    index: Option<Indexing>,
+    /// Kept in a spool in the parent's report directory (no index).
+    spooled: bool,
+}
+
 /// The session's directory, journal and index. Without them unixagent
 /// still works; it says once why there is no journal. (Without the index,
-/// the session is only missing from `sessions list` until a reindex.)
-fn open_journal(
-    shell: &std::path::Path,
-    trace: &crate::trace::TraceContext,
-) -> Option<(ua_store::session::SessionDir, ua_store::journal::Journal, Option<Indexing>)> {
+/// the session is only missing from `sessions list` until a reindex.) A
+/// child inside its parent's sandbox, where the data directory cannot be
+/// written, keeps them in a spool its parent imports (`ua_store::spool`).
+fn open_journal(shell: &std::path::Path, trace: &crate::trace::TraceContext) -> Option<Opened> {
     let opened = (|| {
         let data = ua_store::session::data_dir()?;
         let meta = ua_store::session::SessionMeta {
@@ -457,13 +484,28 @@ fn open_journal(
             depth: trace.depth,
         };
         let parent = meta.parent.clone();
-        let dir = ua_store::session::SessionDir::create(&data, meta)?;
+        let (dir, spooled) = match ua_store::session::SessionDir::create(&data, meta.clone()) {
+            Ok(dir) => (dir, false),
+            Err(e) => match spool_dir() {
+                Some(reports) => (ua_store::spool::create(&reports, meta).map_err(|_| e)?, true),
+                None => return Err(e),
+            },
+        };
         let journal = ua_store::journal::Journal::open(dir.journal_path(), ua_store::journal::SyncPolicy::default())?;
-        let index = ua_store::index::Index::open(&data).ok();
-        let indexing = index.map(|i| (i, ua_store::index::RecordFeed::new(dir.id(), parent)));
-        Ok::<_, ua_store::StoreError>((dir, journal, indexing))
+        let index = if spooled { None } else { ua_store::index::Index::open(&data).ok() };
+        let index = index.map(|i| (i, ua_store::index::RecordFeed::new(dir.id(), parent)));
+        Ok::<_, ua_store::StoreError>(Opened { dir, journal, index, spooled })
     })();
     opened.map_err(|e| eprintln!("unixagent: no session journal this time: {e}")).ok()
+}
+
+/// Where a child whose data directory could not be written keeps its
+/// session instead: its parent's report directory, when it runs inside
+/// its parent's sandbox (the launcher's variable, and the kernel showing
+/// the process confined) and the directory is there.
+fn spool_dir() -> Option<PathBuf> {
+    let reports = PathBuf::from(std::env::var_os(crate::child::report::CHILDREN_ENV)?);
+    (ua_sandbox::linux::enclosed() && reports.is_absolute() && reports.is_dir()).then_some(reports)
 }
 
 /// What the person is told when a session continues: which one, what

@@ -62,10 +62,11 @@ pub struct Live {
 
 impl Live {
     /// `None` when spans go nowhere; a sink that cannot be named is said
-    /// once, on stderr.
-    pub fn start(session: &str, cfg: &export::TelemetryConfig) -> Option<Self> {
+    /// once, on stderr. `spool`: the spooled session's spans file, which
+    /// replaces the sink (its parent appends them to the sink it has).
+    pub fn start(session: &str, cfg: &export::TelemetryConfig, spool: Option<std::path::PathBuf>) -> Option<Self> {
         let sink = match cfg.sink() {
-            Ok(Some(s)) => Some(s),
+            Ok(Some(s)) => Some(spool.map_or(s, ua_trace::sink::Sink::at)),
             Ok(None) if cfg.otlp_endpoint.is_none() => return None,
             Ok(None) => None,
             Err(e) => {
