@@ -399,3 +399,45 @@ fn a_working_directory_the_rules_hide_is_refused_with_the_reason() {
     assert_eq!(v["applies"], false, "{v}");
     assert!(v["problem"].as_str().is_some_and(|p| p.contains(&cwd)), "{v}");
 }
+
+/// A child agent started by a sandboxed parent on a developer's home: the
+/// child's own sandbox nests inside the parent's (stacked rules, no
+/// namespaces), starts on the linked dotfiles and worktree, and keeps
+/// the credentials and the start-up files out of reach as the parent's
+/// does.
+#[test]
+fn a_child_agent_nested_in_the_sandbox_of_a_linked_home_runs_and_is_kept_in() {
+    use crate::children::{EVERYTHING, Script, scenario};
+    let h = DevHome::linked();
+    h.write(".config/unixagent/config.toml", "[judge]\nmode = \"off\"\n");
+    h.write(".config/unixagent/policy.cedar", EVERYTHING);
+    h.write(
+        "src/wt/peek.sh",
+        "cat ~/.docker/config.json ~/.config/gcloud/inner\necho evil >> ~/dotfiles/bash/.bashrc\necho ran-$((6*7))\n",
+    );
+    let delegate = format!("{} -c '# peek as a child' < /dev/null; echo child=$?", unixagent().display());
+    let server = crate::agent::model(&scenario(&[
+        Script { instruction: "delegate the peek", answers: &[&format!("$ {delegate}"), "parent done"] },
+        Script { instruction: "peek as a child", answers: &["$ sh peek.sh", "child done"] },
+    ]));
+    let (o, lines) = batch_in(h.dir.path(), &h.path("src/wt"), &server, "delegate the peek", false);
+    assert!(!lines.iter().any(|l| l["type"] == "error"), "{}{}", o.stdout, o.stderr);
+    // What each agent's model got back for its command.
+    let saw = |who: &str| {
+        let reqs = server.requests();
+        (0..reqs.len())
+            .filter(|i| reqs[*i].json()["messages"][0]["content"].to_string().contains(who))
+            .find_map(|i| crate::agent::tool_results(&crate::agent::messages(&server, i)).into_iter().next())
+            .map(|(text, _)| text)
+            .unwrap_or_else(|| panic!("{who:?} never got its command's output\n{}{}", o.stdout, o.stderr))
+    };
+    let child = saw("peek as a child");
+    assert!(child.contains("ran-42"), "the child's command did not run: {child}");
+    assert!(!child.contains("SECRET-"), "{child}");
+    let parent = saw("delegate the peek");
+    assert!(parent.contains("child done") && parent.contains("child=0"), "{parent}");
+    assert_eq!(std::fs::read_to_string(h.path("dotfiles/bash/.bashrc")).expect("bashrc"), "# the real bashrc\n");
+    let ended: Vec<&Value> = lines.iter().filter(|l| l["type"] == "child" && l["status"] != "running").collect();
+    assert_eq!(ended.len(), 1, "{}", o.stdout);
+    assert_eq!(ended[0]["status"], "ok", "{}", ended[0]);
+}
