@@ -238,11 +238,15 @@ impl Children {
         };
         let (tx, changes) = tokio::sync::mpsc::unbounded_channel();
         let mut watch = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
+            use notify::event::{AccessKind, AccessMode};
             let Ok(event) = event else { return };
-            let closed = matches!(
-                event.kind,
-                notify::EventKind::Access(notify::event::AccessKind::Close(notify::event::AccessMode::Write))
-            );
+            let closed = matches!(event.kind, notify::EventKind::Access(AccessKind::Close(AccessMode::Write)));
+            // Opening a report is not news: the session's own reads open
+            // them, and passing those on would have each read wake the
+            // next one for as long as a child runs.
+            if matches!(event.kind, notify::EventKind::Access(_)) && !closed {
+                return;
+            }
             for p in event.paths {
                 let _ = tx.send((p, closed));
             }
@@ -450,5 +454,39 @@ mod tests {
         assert_eq!(statuses(&r.feed("y", (&b""[..], Instant::now()), true)), [("c2".to_string(), ChildStatus::Error)]);
         assert!(r.ended("y"));
         assert!(!r.ended("x"));
+    }
+
+    #[test]
+    fn reading_a_report_wakes_nothing() {
+        use std::io::Write as _;
+        let board = tempfile::tempdir().unwrap();
+        let (mut children, _) = Children::start(Some(board.path()), Place::Own(None)).unwrap();
+        let dir = children.dir.clone();
+        let report = dir.join(".7-1.ndjson");
+        let mut writer = std::fs::File::create(&report).unwrap();
+        writer.write_all(HEADER.as_bytes()).unwrap();
+        writer.write_all(SESSION.as_bytes()).unwrap();
+        // Every change up to a marker made after the session's reads:
+        // inotify keeps the order things happened in.
+        let mut until_marker = |children: &mut Children, marker: &str| {
+            std::fs::write(dir.join(marker), "").unwrap();
+            let mut seen = Vec::new();
+            loop {
+                let change = children.changes.blocking_recv().expect("the watch is alive");
+                if change.0.ends_with(marker) {
+                    return seen;
+                }
+                // The last marker's own later events (its write and close).
+                if !change.0.file_name().is_some_and(|n| n.to_string_lossy().starts_with("marker-")) {
+                    seen.push(change);
+                }
+            }
+        };
+        let written = until_marker(&mut children, "marker-1");
+        assert!(written.iter().any(|(p, _)| *p == report), "{written:?}");
+        let events: Vec<AgentEvent> = written.into_iter().flat_map(|c| children.read(c)).collect();
+        assert_eq!(statuses(&events), [("c1".to_string(), ChildStatus::Running)]);
+        // The reads opened the report; that is no change.
+        assert_eq!(until_marker(&mut children, "marker-2"), []);
     }
 }
