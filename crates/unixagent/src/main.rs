@@ -256,25 +256,33 @@ fn run(cli: cli::Cli, login_by_name: bool) -> anyhow::Result<i32> {
         })
     };
     // A session over the shell: interactive, one-shot or batch.
-    let session_options = |integration: bool, shell_debug: bool, oneshot, batch| session::Options {
-        shell: shell.clone(),
-        login,
-        args: cli.shell_args.clone(),
-        integration,
-        integration_timeout: Duration::from_millis(cfg.shell.integration_timeout_ms),
-        shell_debug,
-        agent: agent.clone(),
-        oneshot,
-        batch,
-        sandbox: sandbox(),
-        resume: resume.clone(),
+    let session_options = |integration: bool, shell_debug: bool, oneshot, batch| {
+        let sandbox = sandbox();
+        // Tried from here on, while the rest is set up; the shell waits
+        // for the verdict.
+        let sandbox_check = sandbox.as_ref().and_then(|r| r.as_ref().ok()).map(sandbox::start_check);
+        session::Options {
+            shell: shell.clone(),
+            login,
+            args: cli.shell_args.clone(),
+            integration,
+            integration_timeout: Duration::from_millis(cfg.shell.integration_timeout_ms),
+            shell_debug,
+            agent: agent.clone(),
+            oneshot,
+            batch,
+            sandbox,
+            sandbox_check,
+            resume: resume.clone(),
+        }
     };
     let session = |integration: bool, shell_debug: bool, oneshot, batch| {
+        let options = session_options(integration, shell_debug, oneshot, batch);
         sessions::prune_retained(cfg.journal.retain_days);
         for w in agent::gate::policy_warnings(&agent.policy_layers) {
             eprintln!("unixagent: {w}");
         }
-        session_options(integration, shell_debug, oneshot, batch)
+        options
     };
     let approval_timeout = Duration::from_secs(cfg.batch.approval_timeout_secs.max(1));
     if cli.json {

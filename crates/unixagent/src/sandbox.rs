@@ -12,7 +12,8 @@
 //! on disk first) and execs PROGRAM, which keeps the launcher's process
 //! id, terminal and environment. `__sandbox-exec SPEC --check` applies the
 //! spec and exits: a trial run, so that a sandbox that cannot be set up
-//! is refused with the launcher's own sentence before a shell starts. On
+//! is refused with the launcher's own sentence before a shell starts (it
+//! runs while the session sets the rest up: [`start_check`]). On
 //! macOS it is started as `sandbox-exec -p PROFILE -- env PROXY… PROGRAM
 //! ARGS…` with the profile `ua_sandbox::seatbelt` compiles from the same
 //! rules. Either way the parent runs the allowlisting proxy for it.
@@ -41,12 +42,23 @@ const CHECK: &str = "--check";
 /// run), as container runtimes use it.
 pub const REFUSED: i32 = 125;
 
-/// Refuses, with the one sentence to show, when `rules` ask for more than
-/// this kernel can enforce and the mode is enforce, or when setting them
-/// up fails here (tried in a launcher of its own): the shell is then not
-/// started at all.
+/// A check of the sandbox under way: what the kernel lacks, judged at
+/// once, and the trial launcher, which runs while the session goes on
+/// setting up (its journal, board and scripts) and is waited for only
+/// before the shell starts.
+#[derive(Debug)]
+pub struct Check {
+    refused: Option<String>,
+    /// The spec's private directory and the launcher trying it.
+    trial: Option<(tempfile::TempDir, std::process::Child)>,
+}
+
+/// Starts checking `rules`: refused, with the one sentence to show, when
+/// they ask for more than this kernel can enforce and the mode is
+/// enforce, or when setting them up fails here (tried in a launcher of
+/// its own); the shell is then not started at all.
 #[cfg(target_os = "linux")]
-pub fn check(rules: &Rules) -> Result<(), String> {
+pub fn start_check(rules: &Rules) -> Check {
     let nested = ua_sandbox::linux::enclosed();
     let missing = if nested {
         // A child agent in a sandboxed shell: the enclosing sandbox holds.
@@ -57,54 +69,88 @@ pub fn check(rules: &Rules) -> Result<(), String> {
         ua_sandbox::linux::shortfalls(support.landlock_abi, support.user_namespaces, &normalised.rules)
     };
     if !missing.is_empty() && rules.mode == Mode::Enforce {
-        return Err(ua_sandbox::linux::SandboxError::Unsupported(missing.join("; ")).to_string());
+        let why = ua_sandbox::linux::SandboxError::Unsupported(missing.join("; ")).to_string();
+        return Check { refused: Some(why), trial: None };
     }
     // Nested, no namespace or mount is made: the trial would only repeat
     // the Landlock and seccomp the launcher applies anyway, and a child's
     // start would pay for the sandbox twice.
-    if nested { Ok(()) } else { trial(rules) }
-}
-
-/// Sets `rules` up in a launcher that exits instead of running anything;
-/// the launcher's own sentence when that fails.
-#[cfg(target_os = "linux")]
-fn trial(rules: &Rules) -> Result<(), String> {
-    let dir = private_dir()?;
-    let path = dir.path().join("spec.json");
-    let spec = ua_sandbox::linux::Spec { rules: rules.clone(), proxy: None, nested: false };
-    let text = serde_json::to_string(&spec).map_err(|e| e.to_string())?;
-    std::fs::write(&path, text).map_err(|e| format!("writing {}: {e}", path.display()))?;
-    let me = std::env::current_exe().map_err(|e| format!("finding unixagent's own binary: {e}"))?;
-    let out = std::process::Command::new(me)
-        .arg(LAUNCHER)
-        .arg(&path)
-        .arg(CHECK)
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .output()
-        .map_err(|e| format!("trying the sandbox: {e}"))?;
-    if out.status.success() {
-        return Ok(());
+    if nested {
+        return Check { refused: None, trial: None };
     }
-    let said = String::from_utf8_lossy(&out.stderr);
-    let said = said.trim().trim_start_matches("unixagent: ");
-    if said.is_empty() {
-        Err(format!("trying the sandbox failed ({}), without a reason", out.status))
-    } else {
-        Err(said.to_string())
+    match trial(rules) {
+        Ok(running) => Check { refused: None, trial: Some(running) },
+        Err(why) => Check { refused: Some(why), trial: None },
     }
 }
 
 /// Refuses when macOS has no `sandbox-exec` (best-effort mode has nothing
 /// weaker to fall back on, so it refuses too).
 #[cfg(target_os = "macos")]
-pub fn check(_rules: &Rules) -> Result<(), String> {
-    if Path::new(ua_sandbox::seatbelt::SANDBOX_EXEC).exists() {
-        Ok(())
-    } else {
-        Err(format!("{} is missing, so Seatbelt cannot be applied", ua_sandbox::seatbelt::SANDBOX_EXEC))
+pub fn start_check(_rules: &Rules) -> Check {
+    let refused = (!Path::new(ua_sandbox::seatbelt::SANDBOX_EXEC).exists())
+        .then(|| format!("{} is missing, so Seatbelt cannot be applied", ua_sandbox::seatbelt::SANDBOX_EXEC));
+    Check { refused, trial: None }
+}
+
+impl Check {
+    /// The trial launcher still runs: the verdict is not known yet.
+    pub fn pending(&self) -> bool {
+        self.trial.is_some()
     }
+
+    /// The verdict: the trial launcher waited for, and its own sentence
+    /// when it failed.
+    pub fn finish(mut self) -> Result<(), String> {
+        if let Some(why) = self.refused.take() {
+            return Err(why);
+        }
+        let Some((_dir, child)) = self.trial.take() else { return Ok(()) };
+        let out = child.wait_with_output().map_err(|e| format!("trying the sandbox: {e}"))?;
+        if out.status.success() {
+            return Ok(());
+        }
+        let said = String::from_utf8_lossy(&out.stderr);
+        let said = said.trim().trim_start_matches("unixagent: ");
+        if said.is_empty() {
+            Err(format!("trying the sandbox failed ({}), without a reason", out.status))
+        } else {
+            Err(said.to_string())
+        }
+    }
+}
+
+impl Drop for Check {
+    /// A check given up (the session ended before its shell started)
+    /// leaves no launcher behind.
+    fn drop(&mut self) {
+        if let Some((_, child)) = self.trial.as_mut() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+/// Starts setting `rules` up in a launcher that exits instead of running
+/// anything.
+#[cfg(target_os = "linux")]
+fn trial(rules: &Rules) -> Result<(tempfile::TempDir, std::process::Child), String> {
+    let dir = private_dir()?;
+    let path = dir.path().join("spec.json");
+    let spec = ua_sandbox::linux::Spec { rules: rules.clone(), proxy: None, nested: false };
+    let text = serde_json::to_string(&spec).map_err(|e| e.to_string())?;
+    std::fs::write(&path, text).map_err(|e| format!("writing {}: {e}", path.display()))?;
+    let me = std::env::current_exe().map_err(|e| format!("finding unixagent's own binary: {e}"))?;
+    let child = std::process::Command::new(me)
+        .arg(LAUNCHER)
+        .arg(&path)
+        .arg(CHECK)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("trying the sandbox: {e}"))?;
+    Ok((dir, child))
 }
 
 /// Where the proxy reports what it let through and what it refused.
@@ -431,7 +477,7 @@ pub fn status(cfg: &crate::config::SandboxConfig, json: bool) -> i32 {
     let normalised = normalise(&compiled.rules, &Host);
     let rules = &normalised.rules;
     let (kernel, summary, enforcement) = platform(rules);
-    let applies = check(&compiled.rules);
+    let applies = start_check(&compiled.rules).finish();
     if json {
         let v = serde_json::json!({
             "kernel": kernel,

@@ -66,6 +66,9 @@ pub struct Options {
     /// Start the shell inside the kernel sandbox with these rules (an
     /// error: they could not be compiled, and nothing may run).
     pub sandbox: Option<Result<ua_sandbox::Rules, String>>,
+    /// The check of `sandbox`'s rules, started as early as they were known
+    /// (`sandbox::start_check`); checked when the shell starts otherwise.
+    pub sandbox_check: Option<crate::sandbox::Check>,
     /// Continue the session in this directory (`--continue`, `--resume`).
     pub resume: Option<Resume>,
 }
@@ -136,9 +139,10 @@ pub fn run(mut opts: Options) -> anyhow::Result<i32> {
     rt.block_on(run_async(opts, batch))
 }
 
-async fn run_async(opts: Options, batch: Option<BatchOptions>) -> anyhow::Result<i32> {
+async fn run_async(mut opts: Options, batch: Option<BatchOptions>) -> anyhow::Result<i32> {
     // Signals are registered before the shell exists so that none is lost.
     let mut signals = crate::signals::Signals::new()?;
+    let mut check = opts.sandbox_check.take();
     let mut launch = integration::prepare(&ShellSpec {
         program: opts.shell.clone(),
         login: opts.login,
@@ -235,12 +239,19 @@ async fn run_async(opts: Options, batch: Option<BatchOptions>) -> anyhow::Result
     {
         env.push((OsString::from(crate::agent::gate::LAYERS_ENV), joined));
     }
+    // Work nobody watches starts its shell while the sandbox's trial still
+    // runs, and hears the verdict before anything else happens: a set-up
+    // that fails there fails in the shell's launcher too, which then runs
+    // nothing (it exits 125), so the trial's time is not added to the
+    // start. An interactive shell waits for the verdict first: without a
+    // sandbox it still starts, outside one.
+    let unattended = batch.is_some() || oneshot;
     // The shell starts in the sandbox: the proxy runs on this runtime for
     // as long as the session.
     let mut watch = None;
     let mut blocked = None;
     let _sandbox = match opts.sandbox.clone() {
-        Some(rules) => match start_sandbox(rules, &mut launch) {
+        Some(rules) => match start_sandbox(rules, check.take_if(|c| !unattended || !c.pending()), &mut launch) {
             Ok((prepared, w)) => {
                 watch = Some(w);
                 if batch.is_none() && (stdin_tty || !oneshot) {
@@ -268,6 +279,10 @@ async fn run_async(opts: Options, batch: Option<BatchOptions>) -> anyhow::Result
     };
     reset_job_control_signals();
     let pty = Pty::spawn(&launch, cols, rows, &env)?;
+    if let Some(why) = check.and_then(|c| c.finish().err()) {
+        pty.signal(nix::sys::signal::Signal::SIGKILL);
+        return Ok(refuse_to_start(&why, batch.as_ref()));
+    }
     // Readable only: the PTY turns writable every time the shell drains
     // its input, and watching that would wake the loop for nothing on
     // every keystroke. Writes that do not fit watch a second descriptor
@@ -392,10 +407,13 @@ async fn run_async(opts: Options, batch: Option<BatchOptions>) -> anyhow::Result
 /// Prepares the sandbox for the shell and points `launch` at it.
 fn start_sandbox(
     rules: Result<ua_sandbox::Rules, String>,
+    check: Option<crate::sandbox::Check>,
     launch: &mut integration::Launch,
 ) -> Result<(crate::sandbox::Prepared, driver::SandboxWatch), String> {
     let rules = rules?;
-    crate::sandbox::check(&rules)?;
+    if let Some(check) = check {
+        check.finish()?;
+    }
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
     let prepared = crate::sandbox::Prepared::new(rules.clone(), Some(tx))?;
     let (program, args) = prepared.wrap(&launch.program, &launch.args)?;
