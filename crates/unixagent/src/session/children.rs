@@ -468,7 +468,7 @@ mod tests {
         writer.write_all(SESSION.as_bytes()).unwrap();
         // Every change up to a marker made after the session's reads:
         // inotify keeps the order things happened in.
-        let mut until_marker = |children: &mut Children, marker: &str| {
+        let until_marker = |children: &mut Children, marker: &str| {
             std::fs::write(dir.join(marker), "").unwrap();
             let mut seen = Vec::new();
             loop {
