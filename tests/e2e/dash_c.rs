@@ -323,3 +323,49 @@ fn a_hash_line_piped_into_fish_is_skipped_with_the_reason() {
     assert_eq!(code, Some(0));
     assert_eq!(server.request_count(), 0);
 }
+
+/// A one-shot's instruction goes to the model while the shell still
+/// starts: start-up files that take their time (pyenv, nvm, a slow
+/// prompt) are not waited for first. The command the model proposes waits
+/// for the first prompt and runs as usual. Here the `.bashrc` waits on a
+/// FIFO the test opens only once the model has been asked.
+#[test]
+fn a_one_shot_asks_the_model_while_the_shell_still_starts() {
+    let home = Home::new();
+    let fifo = home.path().join("startup.fifo");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+    home.write(".bashrc", "PS1='PS1-MARK> '\nread -r _ < ~/startup.fifo\n");
+    home.write(".config/unixagent/config.toml", "[shell]\nintegration_timeout_ms = 60000\n");
+    let server = crate::agent::model(
+        "[[turn]]\ntool_calls = [{ name = \"shell\", input = { command = \"echo ran-$((6*7))\" } }]\n[[turn]]\ntext = \"done\"\n",
+    );
+    let child = Command::new(unixagent())
+        .args(["--shell", "/bin/bash", "-c", "# say the answer"])
+        .env("HOME", home.path())
+        .env("XDG_CONFIG_HOME", home.path().join(".config"))
+        .current_dir(home.path())
+        .env("ANTHROPIC_BASE_URL", server.base_url())
+        .env("ANTHROPIC_API_KEY", "test-key")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let asked = server.wait_until(std::time::Duration::from_secs(20), |r| !r.is_empty());
+    // Let the shell go on, whatever happened (without blocking when it
+    // has already gone).
+    let go = nix::fcntl::open(
+        &fifo,
+        nix::fcntl::OFlag::O_WRONLY | nix::fcntl::OFlag::O_NONBLOCK,
+        nix::sys::stat::Mode::empty(),
+    );
+    if let Ok(fd) = go {
+        let _ = nix::unistd::write(&fd, b"go\n");
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(asked.is_ok(), "the model was not asked before the shell's first prompt");
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let results = crate::agent::tool_results(&crate::agent::messages(&server, 1));
+    assert!(results[0].0.contains("ran-42"), "{results:?}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("done"));
+}

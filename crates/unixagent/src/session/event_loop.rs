@@ -107,6 +107,13 @@ impl Session {
         let mut keys_open = keys.is_some();
         let mut keys = keys;
         let mut writer: Option<AsyncFd<OwnedFd>> = None;
+        // A one-shot's instruction goes to the model at once: the model
+        // answers while the shell starts (its start-up files may take a
+        // while), and a command it proposes waits for the first prompt.
+        if let Some(text) = self.oneshot.take() {
+            self.exec.before_first_prompt();
+            self.start_turn(&text);
+        }
         loop {
             if !self.proxy.has_queued() {
                 writer = None;
@@ -466,15 +473,13 @@ impl Session {
         self.carry_out();
     }
 
-    /// A fresh prompt: what waits for one runs (a one-shot or batch
+    /// A fresh prompt: what waits for one runs (a batch
     /// instruction, a batch shell line, an agent command, keys typed
     /// ahead); a command that never started (a syntax error) is over.
     fn on_fresh_prompt(&mut self) {
         self.exec.prompt_seen();
         if !self.driver.turn_running() {
-            if let Some(text) = self.oneshot.take() {
-                self.start_turn(&text);
-            } else if self.batch.is_some() {
+            if self.batch.is_some() {
                 self.batch_next();
             } else if let Some(keys) = self.exec.idle_prompt(&mut self.proxy) {
                 self.on_input(&keys);

@@ -150,6 +150,9 @@ pub(in crate::session) struct Executor {
     view: View,
     /// The shell shows a fresh, empty prompt.
     shell_ready: bool,
+    /// A turn started before the shell's first prompt (a one-shot's,
+    /// while the shell still starts): its commands wait for that prompt.
+    unprompted: bool,
     /// An approved command waiting for the shell's prompt.
     waiting: Option<Proposal>,
     running: Option<Running>,
@@ -174,6 +177,7 @@ impl Executor {
             plain,
             view: if hidden { View::Hidden } else { View::Shell },
             shell_ready: false,
+            unprompted: false,
             waiting: None,
             running: None,
             interrupting: None,
@@ -216,10 +220,16 @@ impl Executor {
     }
 
     /// A turn starts at the prompt the instruction was typed at, which the
-    /// shell still shows.
+    /// shell still shows; or, a one-shot's, while the shell still starts,
+    /// and its commands wait for the first prompt.
     pub(in crate::session) fn turn_started(&mut self) {
         self.view = View::Hidden;
-        self.shell_ready = true;
+        self.shell_ready = !self.unprompted;
+    }
+
+    /// The shell has not drawn its first prompt yet (see `unprompted`).
+    pub(in crate::session) fn before_first_prompt(&mut self) {
+        self.unprompted = true;
     }
 
     /// An approved command: typed at the shell's next fresh prompt (see
@@ -327,6 +337,7 @@ impl Executor {
 
     /// A fresh prompt: an interrupted command is over.
     pub(in crate::session) fn prompt_seen(&mut self) {
+        self.unprompted = false;
         self.interrupting = None;
     }
 
