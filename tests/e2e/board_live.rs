@@ -183,17 +183,21 @@ fn a_task_blocked_by_another_process_is_a_task_event_while_no_turn_runs() {
 }
 
 /// The parent builds a board, then starts a child agent that claims and
-/// finishes its first task; both talk to the same scripted model, one
-/// request after the other (the parent waits for its command).
+/// finishes its first task, a command for each (two moves in one command
+/// can both land before a watcher looks, which then reports the task's
+/// one change from `todo` to `done`); both talk to the same scripted
+/// model, one request after the other (the parent waits for its command).
 fn child_scenario() -> FakeProvider {
     let bin = "unixagent";
     let add = format!("{bin} board add 'Write the parser' && {bin} board add 'Write the docs'");
     let child = format!("{bin} -c '# take a task from the board'");
-    let work = format!("{bin} board claim && {bin} board move 1 done");
+    let claim = format!("{bin} board claim");
+    let finish = format!("{bin} board move 1 done");
     crate::agent::model(&format!(
         "[[turn]]\ntool_calls = [{{ id = \"p1\", name = \"shell\", input = {{ command = {add:?} }} }}]\n\
          [[turn]]\ntool_calls = [{{ id = \"p2\", name = \"shell\", input = {{ command = {child:?} }} }}]\n\
-         [[turn]]\ntool_calls = [{{ id = \"c1\", name = \"shell\", input = {{ command = {work:?} }} }}]\n\
+         [[turn]]\ntool_calls = [{{ id = \"c1\", name = \"shell\", input = {{ command = {claim:?} }} }}]\n\
+         [[turn]]\ntool_calls = [{{ id = \"c2\", name = \"shell\", input = {{ command = {finish:?} }} }}]\n\
          [[turn]]\ntext = \"child: task 1 is done\"\n\
          [[turn]]\ntext = \"parent: the child finished\"\n"
     ))
@@ -216,7 +220,7 @@ fn a_json_parent_sees_the_task_events_of_the_child_that_works_its_board() {
     let done = s.until("task 1 done", |v| is_task(v, 1, "done"));
     s.until("the parent's answer", |v| v["type"] == "text" && v["text"] == "parent: the child finished");
     let seen = s.finish();
-    assert_eq!(server.request_count(), 5, "{seen:#?}");
+    assert_eq!(server.request_count(), 6, "{seen:#?}");
     let tasks: Vec<(u64, String, Value)> = seen
         .iter()
         .filter(|v| v["type"] == "task")
