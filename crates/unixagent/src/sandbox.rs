@@ -59,25 +59,19 @@ pub struct Check {
 /// its own); the shell is then not started at all.
 #[cfg(target_os = "linux")]
 pub fn start_check(rules: &Rules) -> Check {
-    let nested = ua_sandbox::linux::enclosed();
-    let missing = if nested {
+    if ua_sandbox::linux::enclosed() {
         // A child agent in a sandboxed shell: the enclosing sandbox holds.
-        ua_sandbox::linux::nested_shortfalls(ua_sandbox::linux::landlock_abi())
-    } else {
-        let support = ua_sandbox::linux::probe();
-        let normalised = normalise(rules, &Host);
-        ua_sandbox::linux::shortfalls(support.landlock_abi, support.user_namespaces, &normalised.rules)
-    };
-    if !missing.is_empty() && rules.mode == Mode::Enforce {
-        let why = ua_sandbox::linux::SandboxError::Unsupported(missing.join("; ")).to_string();
-        return Check { refused: Some(why), trial: None };
+        // No namespace or mount is made, so a trial would only repeat the
+        // Landlock and seccomp the launcher applies anyway, and a child's
+        // start would pay for the sandbox twice.
+        let missing = ua_sandbox::linux::nested_shortfalls(ua_sandbox::linux::landlock_abi());
+        let refused = (!missing.is_empty() && rules.mode == Mode::Enforce)
+            .then(|| ua_sandbox::linux::SandboxError::Unsupported(missing.join("; ")).to_string());
+        return Check { refused, trial: None };
     }
-    // Nested, no namespace or mount is made: the trial would only repeat
-    // the Landlock and seccomp the launcher applies anyway, and a child's
-    // start would pay for the sandbox twice.
-    if nested {
-        return Check { refused: None, trial: None };
-    }
+    // The trial judges what the kernel lacks itself (the launcher refuses
+    // with the same sentence, having tried the namespaces rather than
+    // probed for them), so nothing is probed here first.
     match trial(rules) {
         Ok(running) => Check { refused: None, trial: Some(running) },
         Err(why) => Check { refused: Some(why), trial: None },
