@@ -47,7 +47,7 @@ pub const REFUSED: i32 = 125;
 /// setting up (its journal, board and scripts) and is waited for only
 /// before the shell starts.
 #[derive(Debug)]
-pub struct Check {
+pub struct SandboxCheck {
     refused: Option<String>,
     /// The spec's private directory and the launcher trying it.
     trial: Option<(tempfile::TempDir, std::process::Child)>,
@@ -58,7 +58,7 @@ pub struct Check {
 /// enforce, or when setting them up fails here (tried in a launcher of
 /// its own); the shell is then not started at all.
 #[cfg(target_os = "linux")]
-pub fn start_check(rules: &Rules) -> Check {
+pub fn start_check(rules: &Rules) -> SandboxCheck {
     if ua_sandbox::linux::enclosed() {
         // A child agent in a sandboxed shell: the enclosing sandbox holds.
         // No namespace or mount is made, so a trial would only repeat the
@@ -67,27 +67,27 @@ pub fn start_check(rules: &Rules) -> Check {
         let missing = ua_sandbox::linux::nested_shortfalls(ua_sandbox::linux::landlock_abi());
         let refused = (!missing.is_empty() && rules.mode == Mode::Enforce)
             .then(|| ua_sandbox::linux::SandboxError::Unsupported(missing.join("; ")).to_string());
-        return Check { refused, trial: None };
+        return SandboxCheck { refused, trial: None };
     }
     // The trial judges what the kernel lacks itself (the launcher refuses
     // with the same sentence, having tried the namespaces rather than
     // probed for them), so nothing is probed here first.
     match trial(rules) {
-        Ok(running) => Check { refused: None, trial: Some(running) },
-        Err(why) => Check { refused: Some(why), trial: None },
+        Ok(running) => SandboxCheck { refused: None, trial: Some(running) },
+        Err(why) => SandboxCheck { refused: Some(why), trial: None },
     }
 }
 
 /// Refuses when macOS has no `sandbox-exec` (best-effort mode has nothing
 /// weaker to fall back on, so it refuses too).
 #[cfg(target_os = "macos")]
-pub fn start_check(_rules: &Rules) -> Check {
+pub fn start_check(_rules: &Rules) -> SandboxCheck {
     let refused = (!Path::new(ua_sandbox::seatbelt::SANDBOX_EXEC).exists())
         .then(|| format!("{} is missing, so Seatbelt cannot be applied", ua_sandbox::seatbelt::SANDBOX_EXEC));
-    Check { refused, trial: None }
+    SandboxCheck { refused, trial: None }
 }
 
-impl Check {
+impl SandboxCheck {
     /// The trial launcher still runs: the verdict is not known yet.
     pub fn pending(&self) -> bool {
         self.trial.is_some()
@@ -114,7 +114,7 @@ impl Check {
     }
 }
 
-impl Drop for Check {
+impl Drop for SandboxCheck {
     /// A check given up (the session ended before its shell started)
     /// leaves no launcher behind.
     fn drop(&mut self) {

@@ -68,7 +68,7 @@ pub struct Options {
     pub sandbox: Option<Result<ua_sandbox::Rules, String>>,
     /// The check of `sandbox`'s rules, started as early as they were known
     /// (`sandbox::start_check`); checked when the shell starts otherwise.
-    pub sandbox_check: Option<crate::sandbox::Check>,
+    pub sandbox_check: Option<crate::sandbox::SandboxCheck>,
     /// Continue the session in this directory (`--continue`, `--resume`).
     pub resume: Option<Resume>,
 }
@@ -407,7 +407,7 @@ async fn run_async(mut opts: Options, batch: Option<BatchOptions>) -> anyhow::Re
 /// Prepares the sandbox for the shell and points `launch` at it.
 fn start_sandbox(
     rules: Result<ua_sandbox::Rules, String>,
-    check: Option<crate::sandbox::Check>,
+    check: Option<crate::sandbox::SandboxCheck>,
     launch: &mut integration::Launch,
 ) -> Result<(crate::sandbox::Prepared, driver::SandboxWatch), String> {
     let rules = rules?;
