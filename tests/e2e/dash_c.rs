@@ -324,13 +324,19 @@ fn a_hash_line_piped_into_fish_is_skipped_with_the_reason() {
     assert_eq!(server.request_count(), 0);
 }
 
-/// A one-shot's instruction goes to the model while the shell still
-/// starts: start-up files that take their time (pyenv, nvm, a slow
-/// prompt) are not waited for first. The command the model proposes waits
-/// for the first prompt and runs as usual. Here the `.bashrc` waits on a
-/// FIFO the test opens only once the model has been asked.
+/// A one-shot's instruction (and `--json -c`'s) goes to the model while
+/// the shell still starts: start-up files that take their time (pyenv,
+/// nvm, a slow prompt) are not waited for first. The command the model
+/// proposes waits for the first prompt and runs as usual. Here the
+/// `.bashrc` waits on a FIFO the test opens only once the model has been
+/// asked.
 #[test]
 fn a_one_shot_asks_the_model_while_the_shell_still_starts() {
+    one_shot_before_the_prompt(&["-c", "# say the answer"]);
+    one_shot_before_the_prompt(&["--json", "-c", "# say the answer"]);
+}
+
+fn one_shot_before_the_prompt(args: &[&str]) {
     let home = Home::new();
     let fifo = home.path().join("startup.fifo");
     nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
@@ -340,7 +346,8 @@ fn a_one_shot_asks_the_model_while_the_shell_still_starts() {
         "[[turn]]\ntool_calls = [{ name = \"shell\", input = { command = \"echo ran-$((6*7))\" } }]\n[[turn]]\ntext = \"done\"\n",
     );
     let child = Command::new(unixagent())
-        .args(["--shell", "/bin/bash", "-c", "# say the answer"])
+        .args(["--shell", "/bin/bash"])
+        .args(args)
         .env("HOME", home.path())
         .env("XDG_CONFIG_HOME", home.path().join(".config"))
         .current_dir(home.path())
@@ -363,7 +370,7 @@ fn a_one_shot_asks_the_model_while_the_shell_still_starts() {
         let _ = nix::unistd::write(&fd, b"go\n");
     }
     let out = child.wait_with_output().unwrap();
-    assert!(asked.is_ok(), "the model was not asked before the shell's first prompt");
+    assert!(asked.is_ok(), "{args:?}: the model was not asked before the shell's first prompt");
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     let results = crate::agent::tool_results(&crate::agent::messages(&server, 1));
     assert!(results[0].0.contains("ran-42"), "{results:?}");

@@ -107,10 +107,11 @@ impl Session {
         let mut keys_open = keys.is_some();
         let mut keys = keys;
         let mut writer: Option<AsyncFd<OwnedFd>> = None;
-        // A one-shot's instruction goes to the model at once: the model
-        // answers while the shell starts (its start-up files may take a
-        // while), and a command it proposes waits for the first prompt.
-        if let Some(text) = self.oneshot.take() {
+        // A one-shot's instruction (or `--json -c`'s) goes to the model at
+        // once: the model answers while the shell starts (its start-up
+        // files may take a while), and a command it proposes waits for the
+        // first prompt.
+        if let Some(text) = self.oneshot.take().or_else(|| self.batch.as_mut().and_then(Batch::take_first)) {
             self.exec.before_first_prompt();
             self.start_turn(&text);
         }

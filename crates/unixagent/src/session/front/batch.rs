@@ -229,6 +229,16 @@ impl Batch {
     }
 
     /// The shell shows a fresh prompt and no turn runs: what waits next.
+    /// The instruction given with `-c`, when nothing came before it: it
+    /// starts while the shell still starts (as a one-shot's does).
+    pub(in crate::session) fn take_first(&mut self) -> Option<String> {
+        let Some(Pending::Instruction(_)) = self.pending.front() else { return None };
+        match self.next() {
+            Next::Instruction(text) => Some(text),
+            _ => None,
+        }
+    }
+
     pub(in crate::session) fn next(&mut self) -> Next {
         match self.pending.pop_front() {
             Some(Pending::Instruction(text)) => {
