@@ -96,6 +96,11 @@ impl TokenUsage {
         self.input + self.output
     }
 
+    /// The cost in US dollars, when it is known.
+    pub fn cost_usd(&self) -> Option<f64> {
+        self.cost_micros.map(usd::dollars)
+    }
+
     /// Adds `other`'s tokens and cost: a cost is known when either is.
     pub fn add(&mut self, other: &TokenUsage) {
         self.input += other.input;
@@ -111,9 +116,13 @@ impl TokenUsage {
 mod usd {
     use serde::{Deserialize, Deserializer, Serializer};
 
+    pub fn dollars(micros: u64) -> f64 {
+        micros as f64 / 1e6
+    }
+
     pub fn serialize<S: Serializer>(micros: &Option<u64>, s: S) -> Result<S::Ok, S::Error> {
         match micros {
-            Some(m) => s.serialize_f64(*m as f64 / 1e6),
+            Some(m) => s.serialize_f64(dollars(*m)),
             None => s.serialize_none(),
         }
     }

@@ -244,10 +244,7 @@ fn copy_session(staged: &Path, target: &Path) -> Result<(), Why> {
             if m.is_dir() {
                 continue;
             }
-            let bytes = read_bounded(&path, MAX_FILE)?;
-            let mut f =
-                OpenOptions::new().write(true).create_new(true).mode(0o600).open(target.join(file)).map_err(Why::Io)?;
-            io::Write::write_all(&mut f, &bytes).map_err(Why::Io)?;
+            copy_file(&path, &target.join(file))?;
         }
         Ok(())
     })();
@@ -286,15 +283,20 @@ fn copy_tree(from: &Path, to: &Path, depth: usize) -> Result<(), Why> {
         if m.is_dir() {
             copy_tree(&path, &to.join(file), depth + 1)?;
         } else if m.is_file() {
-            let bytes = read_bounded(&path, MAX_FILE)?;
-            let mut f =
-                OpenOptions::new().write(true).create_new(true).mode(0o600).open(to.join(file)).map_err(Why::Io)?;
-            io::Write::write_all(&mut f, &bytes).map_err(Why::Io)?;
+            copy_file(&path, &to.join(file))?;
         } else {
             return Err(Why::NotPlain(path.display().to_string()));
         }
     }
     Ok(())
+}
+
+/// A regular file of at most [`MAX_FILE`], copied to `to`, which must not
+/// exist yet.
+fn copy_file(from: &Path, to: &Path) -> Result<(), Why> {
+    let bytes = read_bounded(from, MAX_FILE)?;
+    let mut f = OpenOptions::new().write(true).create_new(true).mode(0o600).open(to).map_err(Why::Io)?;
+    io::Write::write_all(&mut f, &bytes).map_err(Why::Io)
 }
 
 /// A directory's entries with their `lstat`, at most [`MAX_ENTRIES`].

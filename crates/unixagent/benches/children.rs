@@ -233,10 +233,13 @@ fn echo_with_children(bin: &Path, home: &Path, rounds: usize, keys: usize) -> an
 /// no-op), each timed from the write until its echo is read back, 50 to a
 /// line so it never wraps. `Z` appears in nothing else the terminal shows.
 fn echo_keys(s: &mut pty::Session, keys: usize, out: &mut Vec<f64>) -> anyhow::Result<()> {
-    for line in (0..keys).collect::<Vec<_>>().chunks(50) {
+    let mut left = keys;
+    while left > 0 {
+        let line = left.min(50);
+        left -= line;
         s.send(b": ")?;
         s.wait_for(b": ", pty::STEP_TIMEOUT)?;
-        for _ in line {
+        for _ in 0..line {
             let t = Instant::now();
             s.send(b"Z")?;
             s.wait_for(b"Z", pty::STEP_TIMEOUT)?;

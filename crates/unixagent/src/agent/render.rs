@@ -281,10 +281,10 @@ impl Renderer {
         out.push_str(&self.fresh_line());
         let up = usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens;
         let cmds = if commands == 1 { "1 cmd".to_string() } else { format!("{commands} cmds") };
-        let children = match (descendants.tokens(), descendants.cost_micros) {
+        let children = match (descendants.tokens(), descendants.cost_usd()) {
             (0, _) => String::new(),
             (n, None) => format!(" +{}", tokens(n)),
-            (n, Some(micros)) => format!(" +{} ${:.4}", tokens(n), micros as f64 / 1e6),
+            (n, Some(dollars)) => format!(" +{} ${dollars:.4}", tokens(n)),
         };
         let line = format!(
             "{}↑ {}↓{children}  {cmds}  {:.1}s",
