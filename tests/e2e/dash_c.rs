@@ -283,6 +283,29 @@ body = '{"type":"error","error":{"type":"invalid_request_error","message":"somet
     assert!(format!("{stdout}{stderr}").contains("something the server did not like"), "{stdout}{stderr}");
 }
 
+/// A one-shot builds its backend as it starts, before any call waits for
+/// it: a backend that cannot be built is the turn's error all the same,
+/// said once, with the model never asked and the journal saying why.
+#[test]
+fn a_one_shot_whose_backend_cannot_be_built_says_why_once() {
+    let home = Home::new();
+    home.write(".config/unixagent/config.toml", "[backend]\ndefault = \"nowhere\"\n");
+    let out = one_shot(&home, &home.model.base_url(), "/bin/bash".as_ref(), "# list the files here");
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert_eq!(text.matches("unknown backend 'nowhere'").count(), 1, "{text}");
+    assert!(home.model.requests().is_empty(), "the model was asked");
+    let session = only_session(&home.path().join(".local/share/unixagent/sessions"));
+    let journal = std::fs::read_to_string(session.join("journal.jsonl")).unwrap();
+    let errors: Vec<serde_json::Value> = journal
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|e| e["type"] == "error")
+        .collect();
+    assert_eq!(errors.len(), 1, "{journal}");
+    assert!(errors[0]["message"].as_str().unwrap().contains("unknown backend 'nowhere'"), "{journal}");
+}
+
 /// zsh prints PROMPT_SP (its end-of-line mark, spaces and `\r \r`)
 /// after every command and before its hooks run: in text for a file or
 /// pipe, and in what the model reads, it is noise and must not show.
@@ -345,7 +368,7 @@ fn one_shot_before_the_prompt(args: &[&str]) {
     let server = crate::agent::model(
         "[[turn]]\ntool_calls = [{ name = \"shell\", input = { command = \"echo ran-$((6*7))\" } }]\n[[turn]]\ntext = \"done\"\n",
     );
-    let child = Command::new(unixagent())
+    let mut child = Command::new(unixagent())
         .args(["--shell", "/bin/bash"])
         .args(args)
         .env("HOME", home.path())
@@ -359,15 +382,21 @@ fn one_shot_before_the_prompt(args: &[&str]) {
         .spawn()
         .unwrap();
     let asked = server.wait_until(std::time::Duration::from_secs(20), |r| !r.is_empty());
-    // Let the shell go on, whatever happened (without blocking when it
-    // has already gone).
-    let go = nix::fcntl::open(
-        &fifo,
-        nix::fcntl::OFlag::O_WRONLY | nix::fcntl::OFlag::O_NONBLOCK,
-        nix::sys::stat::Mode::empty(),
-    );
-    if let Ok(fd) = go {
-        let _ = nix::unistd::write(&fd, b"go\n");
+    // Let the shell go on, whatever happened: once its `.bashrc` reads the
+    // FIFO (the model may well be asked before bash gets that far), and
+    // not at all when it has already gone.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while child.try_wait().unwrap().is_none() && std::time::Instant::now() < deadline {
+        let go = nix::fcntl::open(
+            &fifo,
+            nix::fcntl::OFlag::O_WRONLY | nix::fcntl::OFlag::O_NONBLOCK,
+            nix::sys::stat::Mode::empty(),
+        );
+        if let Ok(fd) = go {
+            let _ = nix::unistd::write(&fd, b"go\n");
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
     }
     let out = child.wait_with_output().unwrap();
     assert!(asked.is_ok(), "{args:?}: the model was not asked before the shell's first prompt");

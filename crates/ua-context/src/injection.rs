@@ -35,6 +35,11 @@ const PHRASES: &str = r"(?im)^\s*(?:#+\s*|>+\s*)?(?:system|assistant|human|user|
 static MARKERS: LazyLock<Option<(Regex, Regex)>> =
     LazyLock::new(|| Some((Regex::new(MARKUP).ok()?, Regex::new(PHRASES).ok()?)));
 
+/// Compiles the markers now (see [`crate::prepare`]).
+pub(crate) fn prepare() {
+    LazyLock::force(&MARKERS);
+}
+
 /// `text` with every line holding an injection marker flagged and markup
 /// markers defanged. Borrows when there was nothing to mark.
 pub fn mark_injections(text: &str) -> Cow<'_, str> {

@@ -55,6 +55,14 @@ pub mod injection;
 pub mod prompt;
 pub mod secrets;
 
+/// Compiles the patterns [`scrub`] uses now rather than at its first call
+/// (a few milliseconds): a caller that is about to send its first context
+/// runs this on a thread of its own while it starts.
+pub fn prepare() {
+    secrets::prepare();
+    injection::prepare();
+}
+
 /// `text` made safe to send: secrets redacted, then injection markers
 /// flagged. Borrows when there was nothing to change.
 pub fn scrub(text: &str) -> Cow<'_, str> {

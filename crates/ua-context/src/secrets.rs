@@ -235,6 +235,12 @@ impl Compiled {
 /// out; redaction then fails closed.
 static COMPILED: LazyLock<Option<Compiled>> = LazyLock::new(|| Compiled::new().ok());
 
+/// Compiles the rules now (see [`crate::prepare`]).
+pub(crate) fn prepare() {
+    LazyLock::force(&COMPILED);
+    cmdline::prepare();
+}
+
 /// What replaces the whole text if the rules could not be compiled.
 const UNAVAILABLE: &str = "[REDACTED:scrubber_unavailable]";
 

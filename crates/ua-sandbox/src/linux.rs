@@ -39,9 +39,11 @@
 //! 6. `NoNewPrivs` (set with the Landlock ruleset), and for root the
 //!    capability bounding set emptied, so an exec'd program gains nothing.
 
+use std::collections::HashMap;
+use std::ffi::OsStr;
 use std::io::Write as _;
 use std::os::fd::AsRawFd;
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 
 use landlock::{
     ABI, Access, AccessFs, AccessNet, BitFlags, CompatLevel, Compatible, NetPort, PathBeneath, PathFd, Ruleset,
@@ -416,10 +418,10 @@ fn landlock(
     let mut created = ruleset.create().map_err(ll)?;
     let rules = &plan.rules;
     let hidden: Vec<&Path> = rules.read_deny.iter().map(|r| r.path.as_path()).collect();
-    let mut grants: Vec<(PathBuf, BitFlags<AccessFs>)> = Vec::new();
+    let mut grants: Vec<Grant> = Vec::new();
     // Listing directories is allowed everywhere; a hidden directory's
     // names show, its contents do not.
-    grants.push(("/".into(), AccessFs::ReadDir.into()));
+    grants.push(Grant::new("/".into(), AccessFs::ReadDir.into(), Some(true)));
     enumerate(Path::new("/"), read, &hidden, &mut grants);
     // Write roots whole: a hidden path inside one is hidden by a mount
     // (see `carve_out_targets`), since enumerating a root would leave the
@@ -432,17 +434,18 @@ fn landlock(
     }
     // The task board, inside the hidden data directory.
     if let Some(b) = board {
-        grants.push((b.to_path_buf(), all));
+        grants.push(Grant::new(b.to_path_buf(), all, None));
     }
     // The terminal and the devices every shell writes to.
     for dev in
         ["/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/ptmx", "/dev/pts", "/dev/random", "/dev/urandom"]
     {
-        grants.push((dev.into(), all));
+        grants.push(Grant::new(dev.into(), all, None));
     }
-    for (path, access) in &grants {
+    for Grant { path, access, dir } in &grants {
         let Ok(fd) = PathFd::new(path) else { continue };
-        let access = if path.is_dir() { *access } else { *access & AccessFs::from_file(TARGET_ABI) };
+        let dir = dir.unwrap_or_else(|| path.is_dir());
+        let access = if dir { *access } else { *access & AccessFs::from_file(TARGET_ABI) };
         // Rights that only concern directories, on something that is not
         // one, leave nothing to grant (and Landlock refuses an empty rule).
         if access.is_empty() {
@@ -477,9 +480,9 @@ fn landlock(
 /// directories, everything but making entries (and, in a `no_remove` one,
 /// removing them) on `dir` itself and `all` on each of its entries
 /// (recursively where another lies below).
-fn writable(dir: &Path, all: BitFlags<AccessFs>, plan: &Normalised, out: &mut Vec<(PathBuf, BitFlags<AccessFs>)>) {
+fn writable(dir: &Path, all: BitFlags<AccessFs>, plan: &Normalised, out: &mut Vec<Grant>) {
     if !plan.no_create.iter().any(|n| n == dir) {
-        out.push((dir.to_path_buf(), all));
+        out.push(Grant::new(dir.to_path_buf(), all, None));
         return;
     }
     let make = AccessFs::MakeChar
@@ -494,7 +497,7 @@ fn writable(dir: &Path, all: BitFlags<AccessFs>, plan: &Normalised, out: &mut Ve
     } else {
         BitFlags::empty()
     };
-    out.push((dir.to_path_buf(), all & !make & !remove));
+    out.push(Grant::new(dir.to_path_buf(), all & !make & !remove, Some(true)));
     let Ok(entries) = std::fs::read_dir(dir) else { return };
     for entry in entries.flatten() {
         let path = entry.path();
@@ -508,19 +511,47 @@ fn writable(dir: &Path, all: BitFlags<AccessFs>, plan: &Normalised, out: &mut Ve
         if kind.is_dir() && plan.no_create.iter().any(|n| n.starts_with(&path)) {
             writable(&path, all, plan, out);
         } else {
-            out.push((path, all));
+            out.push(Grant::new(path, all, Some(kind.is_dir())));
         }
+    }
+}
+
+/// One Landlock rule to add: the rights on a path, and whether it is a
+/// directory when a listing said so already (asked of the filesystem
+/// otherwise).
+struct Grant {
+    path: PathBuf,
+    access: BitFlags<AccessFs>,
+    dir: Option<bool>,
+}
+
+impl Grant {
+    fn new(path: PathBuf, access: BitFlags<AccessFs>, dir: Option<bool>) -> Self {
+        Self { path, access, dir }
     }
 }
 
 /// Grants `access` on `dir`, or where hidden paths lie below it, on its
 /// entries one by one (recursively), leaving the hidden paths out.
-fn enumerate(dir: &Path, access: BitFlags<AccessFs>, hidden: &[&Path], out: &mut Vec<(PathBuf, BitFlags<AccessFs>)>) {
+///
+/// Each entry is looked up by name among the hidden paths below `dir`, so
+/// a large directory on the way to one (a `/tmp` holding a home, say)
+/// costs one rule per entry and no comparison with every hidden path.
+fn enumerate(dir: &Path, access: BitFlags<AccessFs>, hidden: &[&Path], out: &mut Vec<Grant>) {
     if hidden.iter().any(|h| dir.starts_with(h)) {
         return;
     }
-    if !hidden.iter().any(|h| h.starts_with(dir)) {
-        out.push((dir.to_path_buf(), access));
+    // The hidden paths below, by the name of the entry of `dir` they lie in.
+    let mut below: HashMap<&OsStr, Vec<&Path>> = HashMap::new();
+    for &h in hidden {
+        if let Ok(rest) = h.strip_prefix(dir)
+            && let Some(Component::Normal(first)) = rest.components().next()
+        {
+            below.entry(first).or_default().push(h);
+        }
+    }
+    if below.is_empty() {
+        out.push(Grant::new(dir.to_path_buf(), access, None));
         return;
     }
     // Some hidden path lies below: the directory itself gets the rights
@@ -528,18 +559,22 @@ fn enumerate(dir: &Path, access: BitFlags<AccessFs>, hidden: &[&Path], out: &mut
     // applies below it too; the files beneath are granted one by one.
     let dir_rights = access & !(AccessFs::ReadFile | AccessFs::WriteFile | AccessFs::Execute | AccessFs::Truncate);
     if !dir_rights.is_empty() {
-        out.push((dir.to_path_buf(), dir_rights));
+        out.push(Grant::new(dir.to_path_buf(), dir_rights, None));
     }
     let Ok(entries) = std::fs::read_dir(dir) else { return };
     for entry in entries.flatten() {
+        let kind = entry.file_type().ok();
         // A rule is made through an open descriptor, which follows a
         // symbolic link: granting one would grant where it points, hidden
         // paths included. Access through a link is checked where it leads,
         // and that place is enumerated under its own name.
-        if entry.file_type().is_ok_and(|t| t.is_symlink()) {
+        if kind.is_some_and(|t| t.is_symlink()) {
             continue;
         }
-        enumerate(&entry.path(), access, hidden, out);
+        match below.get(entry.file_name().as_os_str()) {
+            None => out.push(Grant::new(entry.path(), access, kind.map(|t| t.is_dir()))),
+            Some(hidden) => enumerate(&entry.path(), access, hidden, out),
+        }
     }
 }
 
@@ -643,13 +678,55 @@ mod tests {
         let hidden: Vec<&Path> = hidden.iter().map(PathBuf::as_path).collect();
         let mut out = Vec::new();
         enumerate(&dir, AccessFs::from_read(TARGET_ABI), &hidden, &mut out);
-        let paths: Vec<&Path> = out.iter().map(|(p, _)| p.as_path()).collect();
+        let paths: Vec<&Path> = out.iter().map(|g| g.path.as_path()).collect();
         assert!(paths.contains(&dir.join("code").as_path()) && paths.contains(&dir.join(".bashrc").as_path()));
         assert!(!paths.iter().any(|p| p.starts_with(dir.join(".ssh"))), "{paths:?}");
         // The directory itself only gets listing.
-        let own = out.iter().find(|(p, _)| p == &dir).unwrap();
-        assert_eq!(own.1, BitFlags::from(AccessFs::ReadDir));
+        let own = out.iter().find(|g| g.path == dir).unwrap();
+        assert_eq!(own.access, BitFlags::from(AccessFs::ReadDir));
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A home inside a large directory (a `/tmp` of a thousand entries):
+    /// every entry on the way is granted whole, by name, with its kind
+    /// known from the listing; only the hidden paths and the directories
+    /// above them are left out or listed alone, however alike the names.
+    #[test]
+    fn enumeration_by_name_leaves_out_only_what_is_hidden() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        for i in 0..1000 {
+            std::fs::create_dir(dir.join(format!("tmp.{i:04}"))).unwrap();
+        }
+        let home = dir.join("home");
+        for d in [".ssh", ".ssh-old", ".config/gh", ".config/fish", "code"] {
+            std::fs::create_dir_all(home.join(d)).unwrap();
+        }
+        std::fs::write(home.join(".sshrc"), "").unwrap();
+        std::fs::write(home.join(".config/gh/hosts.yml"), "").unwrap();
+        std::os::unix::fs::symlink(home.join(".ssh"), home.join("keys")).unwrap();
+        let hidden = [home.join(".ssh"), home.join(".config/gh"), dir.join("elsewhere/.aws")];
+        let hidden: Vec<&Path> = hidden.iter().map(PathBuf::as_path).collect();
+        let mut out = Vec::new();
+        enumerate(dir, AccessFs::from_read(TARGET_ABI), &hidden, &mut out);
+        let whole: Vec<&Path> =
+            out.iter().filter(|g| g.access == AccessFs::from_read(TARGET_ABI)).map(|g| g.path.as_path()).collect();
+        let listed: Vec<&Path> =
+            out.iter().filter(|g| g.access == BitFlags::from(AccessFs::ReadDir)).map(|g| g.path.as_path()).collect();
+        assert_eq!(listed, vec![dir, home.as_path(), home.join(".config").as_path()]);
+        let mut expected: Vec<PathBuf> = (0..1000).map(|i| dir.join(format!("tmp.{i:04}"))).collect();
+        for p in [".ssh-old", ".sshrc", ".config/fish", "code"] {
+            expected.push(home.join(p));
+        }
+        let mut got: Vec<PathBuf> = whole.iter().map(|p| p.to_path_buf()).collect();
+        got.sort();
+        expected.sort();
+        assert_eq!(got, expected, "granted whole");
+        // Kinds come from the listing, so no rule asks the filesystem again.
+        let kind = |p: &Path| out.iter().find(|g| g.path == p).unwrap().dir;
+        assert_eq!(kind(&home.join(".sshrc")), Some(false));
+        assert_eq!(kind(&home.join("code")), Some(true));
+        assert_eq!(kind(&dir.join("tmp.0999")), Some(true));
     }
 
     #[test]

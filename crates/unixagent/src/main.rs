@@ -256,7 +256,16 @@ fn run(cli: cli::Cli, login_by_name: bool) -> anyhow::Result<i32> {
         })
     };
     // A session over the shell: interactive, one-shot or batch.
-    let session_options = |integration: bool, shell_debug: bool, oneshot, batch| {
+    let session_options = |integration: bool, shell_debug: bool, oneshot: Option<String>, batch: Option<_>| {
+        // Work nobody types into calls the model at once: its backend (the
+        // HTTP client reads the system's certificates) is built from here
+        // on, and the patterns that scrub its first context are compiled,
+        // beside the sandbox's trial and the session's set-up.
+        let calls_at_once = oneshot.is_some() || batch.is_some();
+        if calls_at_once {
+            let _ = std::thread::Builder::new().name("prepare".into()).spawn(ua_context::prepare);
+        }
+        let backend_building = calls_at_once.then(|| agent::backend::spawn_build(agent.backend.clone()));
         let sandbox = sandbox();
         // Tried from here on, while the rest is set up; the shell waits
         // for the verdict.
@@ -274,6 +283,7 @@ fn run(cli: cli::Cli, login_by_name: bool) -> anyhow::Result<i32> {
             sandbox,
             sandbox_check,
             resume: resume.clone(),
+            backend_building,
         }
     };
     let session = |integration: bool, shell_debug: bool, oneshot, batch| {

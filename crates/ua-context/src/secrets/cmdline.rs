@@ -172,6 +172,11 @@ enum Command {
     Setter(setters::Mode),
 }
 
+/// Builds the table of commands now (see [`crate::prepare`]).
+pub(super) fn prepare() {
+    LazyLock::force(&COMMANDS);
+}
+
 /// Programs (with and without `.exe`) and setter phrases (words joined
 /// by one space), for one lookup per anchor: most anchors are names
 /// (`token `), and a scan of both tables for each cost a fifth of the

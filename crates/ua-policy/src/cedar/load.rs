@@ -13,6 +13,7 @@ use miette::Diagnostic;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
+use std::sync::{LazyLock, Mutex};
 
 /// The built-in schema text.
 pub const SCHEMA: &str = include_str!("../../policy/schema.cedarschema");
@@ -132,7 +133,26 @@ pub fn layer(name: &str, sources: &[Source], modes: Modes, schema: &Schema) -> R
 
 /// Parses one source into its policies, in the order they are written,
 /// each with its position (0 for the first).
+///
+/// A session reads the same files for the kernel sandbox's rules and for
+/// the gate, so what was parsed is kept by its text for the life of the
+/// process (a parse of the built-in policy costs milliseconds; a copy of
+/// the parsed policies costs microseconds).
 pub(crate) fn parse(src: &Source) -> Result<Vec<(usize, Policy)>, PolicyError> {
+    /// Policies by the text they were parsed from.
+    type Parsed = HashMap<String, Vec<(usize, Policy)>>;
+    static PARSED: LazyLock<Mutex<Parsed>> = LazyLock::new(Mutex::default);
+    if let Some(policies) = PARSED.lock().ok().and_then(|m| m.get(&src.text).cloned()) {
+        return Ok(policies);
+    }
+    let policies = parse_text(src)?;
+    if let Ok(mut m) = PARSED.lock() {
+        m.insert(src.text.clone(), policies.clone());
+    }
+    Ok(policies)
+}
+
+fn parse_text(src: &Source) -> Result<Vec<(usize, Policy)>, PolicyError> {
     let parsed = PolicySet::from_str(&src.text).map_err(|e| located(src, &e, &e.to_string()))?;
     if parsed.templates().next().is_some() {
         return Err(PolicyError::Policy {

@@ -218,3 +218,21 @@ fn parts_without_words_are_labelled_by_what_they_are() {
     assert_eq!(labels("select x in a; do ls; done"), ["exec (text that cannot be parsed)"]);
     assert_eq!(labels("f() { ls; }"), ["exec (the definition of f)"]);
 }
+
+/// Parsed policies are kept by their text: the same file edited (or
+/// broken) between two loads is read as it is now.
+#[test]
+fn a_policy_file_edited_between_loads_is_parsed_anew() {
+    let src = |text: &str| Source { path: "/c/edited.cedar".into(), text: text.into(), generated: false };
+    let ids = |s: &Source| -> Vec<String> {
+        load::parse(s).unwrap().iter().map(|(n, p)| load::label(p, *n)).collect::<Vec<_>>()
+    };
+    let first = src("@id(\"one\") forbid (principal, action, resource);");
+    assert_eq!(ids(&first), ["one"]);
+    let edited =
+        src("@id(\"two\") forbid (principal, action, resource);\n@id(\"three\") permit (principal, action, resource);");
+    assert_eq!(ids(&edited), ["two", "three"]);
+    let broken = src("@id(\"two\") forbid (principal, action, resource)\nforbid (");
+    assert!(load::parse(&broken).unwrap_err().to_string().starts_with("/c/edited.cedar:"));
+    assert_eq!(ids(&first), ["one"]);
+}

@@ -1,6 +1,8 @@
 //! The model provider, built from config when the first instruction needs
-//! it (building may run `api_key_cmd` or probe for a local ollama, so it
-//! runs on a thread of its own and the session waits without blocking).
+//! it, or as the process starts for work that will surely call the model
+//! (building may run `api_key_cmd` or probe for a local ollama, and the
+//! HTTP client reads the system's certificates, so it runs on a thread of
+//! its own and the session waits without blocking).
 
 use std::sync::Arc;
 
@@ -54,11 +56,16 @@ pub fn build(setup: &Setup, notice: ua_backend::provider::FallbackNotice) -> Res
     Ok((Arc::new(chain.with_notice(notice)), warnings))
 }
 
-/// Starts [`build`] on a thread; the receiver gets the result.
-pub fn spawn_build(
-    setup: Setup,
-    notice: ua_backend::provider::FallbackNotice,
-) -> tokio::sync::oneshot::Receiver<Result<Built, String>> {
+/// A backend being built on a thread: its result, once there.
+pub type Building = tokio::sync::oneshot::Receiver<Result<Built, String>>;
+
+/// Starts [`build`] on a thread; the receiver gets the result. A fallback
+/// taken later is told on the terminal.
+pub fn spawn_build(setup: Setup) -> Building {
+    let notice: ua_backend::provider::FallbackNotice = Arc::new(|failed, err, next| {
+        let line = format!("\r\nunixagent: {failed} failed ({err}); trying {next}.\r\n");
+        let _ = crate::terminal::out(line.as_bytes());
+    });
     let (tx, rx) = tokio::sync::oneshot::channel();
     let spawned = std::thread::Builder::new().name("backend".into()).spawn(move || {
         let _ = tx.send(build(&setup, notice));

@@ -71,6 +71,10 @@ pub struct Options {
     pub sandbox_check: Option<crate::sandbox::SandboxCheck>,
     /// Continue the session in this directory (`--continue`, `--resume`).
     pub resume: Option<Resume>,
+    /// The model backend, already being built for work that will surely
+    /// call it (a one-shot or batch run); built at the first call
+    /// otherwise.
+    pub backend_building: Option<crate::agent::backend::Building>,
 }
 
 /// A session to continue.
@@ -330,7 +334,7 @@ async fn run_async(mut opts: Options, batch: Option<BatchOptions>) -> anyhow::Re
     };
     let mut driver = driver::Driver::new(
         turns,
-        driver::ModelCall::new(agent.backend),
+        driver::ModelCall::new(agent.backend, opts.backend_building),
         driver::Gatekeeper::new(agent.confirm, agent.judge, agent.policy_layers),
         driver::Records::new(id.clone(), journal, index),
     );

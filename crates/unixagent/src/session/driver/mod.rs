@@ -346,7 +346,11 @@ impl Driver {
                     self.call(out);
                 }
             }
-            Err(message) => self.turn_input(|t| t.stream_ended(Err(message)), out),
+            Err(message) => {
+                let entry = JournalEntry::Error { turn: Some(self.turn_no), message: message.clone() };
+                self.records.record(entry, out);
+                self.turn_input(|t| t.stream_ended(Err(message)), out);
+            }
         }
     }
 

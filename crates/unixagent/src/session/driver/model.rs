@@ -70,9 +70,12 @@ pub(in crate::session) struct ModelCall {
     setup: backend::Setup,
     provider: Option<Arc<Fallback>>,
     /// The provider being built, on a thread.
-    building: Option<oneshot::Receiver<Result<Built, String>>>,
+    building: Option<backend::Building>,
     /// A model call waits for the backend to be built.
     pending: bool,
+    /// Building ahead failed before any call waited: the first call's
+    /// turn hears why.
+    failed: Option<String>,
     stream: Option<EventStream>,
     /// The backend's limits as its errors revealed them, and the retry of
     /// a call that did not fit.
@@ -104,13 +107,16 @@ impl std::fmt::Debug for ModelCall {
 }
 
 impl ModelCall {
-    pub(in crate::session) fn new(setup: backend::Setup) -> Self {
+    /// `building`: the backend already being built (work that surely
+    /// calls the model starts that with the process).
+    pub(in crate::session) fn new(setup: backend::Setup, building: Option<backend::Building>) -> Self {
         let budget = SessionBudget::new(setup.session_limit());
         Self {
             setup,
             provider: None,
-            building: None,
+            building,
             pending: false,
+            failed: None,
             stream: None,
             limits: CallLimits::default(),
             budget,
@@ -150,12 +156,13 @@ impl ModelCall {
             return Some(p.clone());
         }
         self.pending = true;
-        if self.building.is_none() {
-            let notice: ua_backend::provider::FallbackNotice = Arc::new(|failed, err, next| {
-                let line = format!("\r\nunixagent: {failed} failed ({err}); trying {next}.\r\n");
-                let _ = crate::terminal::out(line.as_bytes());
-            });
-            self.building = Some(backend::spawn_build(self.setup.clone(), notice));
+        if let Some(message) = self.failed.take() {
+            // Heard as if built now: the call's turn ends with it.
+            let (tx, rx) = oneshot::channel();
+            let _ = tx.send(Err(message));
+            self.building = Some(rx);
+        } else if self.building.is_none() {
+            self.building = Some(backend::spawn_build(self.setup.clone()));
         }
         None
     }
@@ -222,12 +229,17 @@ impl ModelCall {
     }
 
     /// Takes in the built backend: its warnings, and whether a call waited
-    /// for it. A failure is the turn's.
+    /// for it. A failure is the turn's; one that no call waited for yet (a
+    /// backend built ahead) is kept for the first call.
     pub(in crate::session) fn on_built(&mut self, built: Result<Built, String>) -> Result<(Vec<String>, bool), String> {
         match built {
             Ok((provider, warnings)) => {
                 self.provider = Some(provider);
                 Ok((warnings, std::mem::take(&mut self.pending)))
+            }
+            Err(message) if !self.pending => {
+                self.failed = Some(message);
+                Ok((Vec::new(), false))
             }
             Err(message) => {
                 self.pending = false;
@@ -363,7 +375,7 @@ async fn next(stream: &mut Option<EventStream>) -> Option<Result<StreamEvent, Ba
 }
 
 /// The backend, once built (the branch is disabled while none is).
-async fn built(rx: &mut Option<oneshot::Receiver<Result<Built, String>>>) -> Option<Result<Built, String>> {
+async fn built(rx: &mut Option<backend::Building>) -> Option<Result<Built, String>> {
     match rx {
         Some(r) => {
             let v = r.await.ok();
@@ -386,4 +398,27 @@ fn error_kind(kind: ErrorKind) -> String {
         out.push(c.to_ascii_lowercase());
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A backend that failed to build before any call waited for it: the
+    /// first call hears why, as if it had waited.
+    #[tokio::test]
+    async fn a_backend_that_failed_ahead_fails_the_first_call() {
+        let (tx, rx) = oneshot::channel();
+        tx.send(Err("unknown backend 'nowhere'".to_string())).unwrap();
+        let mut model = ModelCall::new(backend::Setup::default(), Some(rx));
+        assert!(model.waiting());
+        let ModelWake::Built(Some(built)) = model.wake().await else { panic!("the build was not heard") };
+        // Nothing waited: nothing to report yet, and nothing is built.
+        assert_eq!(model.on_built(built).unwrap(), (Vec::new(), false));
+        assert!(!model.waiting() && model.model().is_none());
+        // The first call waits, and hears the failure.
+        assert!(model.begin().is_none());
+        let ModelWake::Built(Some(built)) = model.wake().await else { panic!("the failure was not kept") };
+        assert_eq!(model.on_built(built).unwrap_err(), "unknown backend 'nowhere'");
+    }
 }

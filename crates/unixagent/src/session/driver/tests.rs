@@ -159,7 +159,7 @@ impl Harness {
         };
         let mut driver = Driver::new(
             opts,
-            ModelCall::new(Default::default()).with_provider(Arc::new(chain)),
+            ModelCall::new(Default::default(), None).with_provider(Arc::new(chain)),
             Gatekeeper::new(mode, judge, Vec::new()).with_policy(policy),
             Records::new("test".into(), None, None),
         );
