@@ -165,6 +165,31 @@ fn a_sandboxed_child_killed_with_sigkill_is_imported_as_crashed() {
     let run = std::thread::spawn(move || cmd.output().unwrap());
     wait_for_process(&format!("cat {}", never.display()));
     let child = wait_for_process("unixagent -c # get stuck");
+    // While it runs it is listed under its root, though its session is
+    // still in the spool; `sessions show` says where it is.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let running = loop {
+        let list = sessions(&home);
+        if list.len() == 2 || std::time::Instant::now() > deadline {
+            break list;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let states: Vec<(&str, u64)> =
+        running.iter().map(|s| (s["state"].as_str().unwrap(), s["depth"].as_u64().unwrap())).collect();
+    assert_eq!(states, [("running", 0), ("running", 1)], "{running:#?}");
+    assert_eq!(running[1]["parent"], running[0]["id"]);
+    assert_eq!(running[1]["first_instruction"], "get stuck", "{running:#?}");
+    let id = running[1]["id"].as_str().unwrap();
+    let show = Command::new(unixagent())
+        .args(["sessions", "show", id])
+        .env("HOME", home.path())
+        .env("XDG_DATA_HOME", home.path().join(".local/share"))
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&show.stderr);
+    assert!(!show.status.success(), "{said}");
+    assert!(said.contains(&format!("session {id} is a child agent still running in the sandbox of session")), "{said}");
     nix::sys::signal::kill(nix::unistd::Pid::from_raw(child), nix::sys::signal::Signal::SIGKILL).unwrap();
     let out = run.join().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));

@@ -36,7 +36,7 @@ use std::os::unix::fs::{DirBuilderExt as _, MetadataExt as _, OpenOptionsExt as 
 use std::path::{Path, PathBuf};
 
 use crate::error::StoreError;
-use crate::index::{Index, records_from_journal};
+use crate::index::{Index, Record, records_from_journal};
 use crate::journal::read_journal;
 use crate::session::{JOURNAL_FILE, META_FILE, SessionDir, SessionMeta, is_session_id};
 
@@ -120,6 +120,37 @@ pub fn spans_of(spool: &Path) -> PathBuf {
 /// A spooled session's report directory.
 pub fn children_of(spool: &Path) -> PathBuf {
     spool.join(CHILDREN_DIR)
+}
+
+/// Adds a spooled session that still runs to the index, as its parent
+/// heard it start, so that `sessions list` shows it under its root while
+/// it runs; its import adds the rest from its journal once it is gone.
+/// `start` is the session's [`Record::Start`]. Nothing is added (and
+/// `false` returned) unless its id is a session id, `reports` holds a
+/// spool by that name, and no session by that id exists: a report may be
+/// forged, and must not rewrite another session's record.
+pub fn index_running(reports: &Path, data: &Path, start: &Record) -> Result<bool, StoreError> {
+    let id = start.id();
+    let known = || data.join("sessions").join(id).symlink_metadata().is_ok();
+    if !matches!(start, Record::Start { .. })
+        || !is_session_id(id)
+        || reports.join(id).symlink_metadata().is_err()
+        || known()
+    {
+        return Ok(false);
+    }
+    Index::open(data)?.append(start)?;
+    Ok(true)
+}
+
+/// Takes a session indexed while it ran ([`index_running`]) out of the
+/// index again, when its spool was not imported; a session that has a
+/// directory after all is left as it is.
+pub fn unindex(data: &Path, id: &str) -> Result<(), StoreError> {
+    if !is_session_id(id) || data.join("sessions").join(id).symlink_metadata().is_ok() {
+        return Ok(());
+    }
+    Index::open(data)?.append(&Record::Pruned { id: id.to_string(), ts: crate::session::now_ms() })
 }
 
 /// Imports the spool `name` of the report directory `reports` (whose

@@ -1,6 +1,7 @@
 use std::os::unix::fs::symlink;
 
 use super::*;
+use crate::index::SessionState;
 use crate::journal::{Journal, SyncPolicy};
 use crate::session::now_ms;
 use ua_protocol::journal::JournalEntry;
@@ -151,4 +152,65 @@ fn a_forged_spool_is_refused_and_nothing_outside_is_touched() {
     let left: Vec<_> =
         fs::read_dir(&w.data).unwrap().flatten().map(|e| e.file_name()).filter(|n| n != "sessions").collect();
     assert!(left.is_empty(), "{left:?}");
+}
+
+fn start(id: &str, parent: &str, pid: u32) -> Record {
+    Record::Start {
+        id: id.into(),
+        ts: now_ms(),
+        cwd: "/work".into(),
+        shell: "/bin/bash".into(),
+        pid,
+        parent: Some(parent.into()),
+        first_instruction: Some("check the logs".into()),
+    }
+}
+
+/// A spooled child is in the index, under its root, from its start; its
+/// import completes the record from its journal.
+#[test]
+fn a_spooled_child_is_indexed_while_it_runs_and_completed_by_its_import() {
+    let w = world();
+    let child = spooled(&w.reports, &w.root);
+    let index = Index::open(&w.data).unwrap();
+    assert!(index_running(&w.reports, &w.data, &start(child.id(), &w.root, std::process::id())).unwrap());
+    let running = index.load().unwrap();
+    let s = running.get(child.id()).expect("indexed while it runs");
+    assert_eq!(s.parent.as_deref(), Some(w.root.as_str()));
+    assert_eq!(s.state, SessionState::Running { pid: std::process::id() });
+    assert_eq!(s.first_instruction.as_deref(), Some("check the logs"));
+    assert_eq!(ids(&import(&w.reports, child.id(), &w.root, &w.data)), [Ok(child.id().to_string())]);
+    let done = index.load().unwrap();
+    let s = done.get(child.id()).unwrap();
+    assert_eq!((s.exit_code, s.parent.as_deref()), (Some(0), Some(w.root.as_str())));
+    assert_eq!(done.sessions().iter().filter(|s| s.id == child.id()).count(), 1);
+}
+
+/// A report cannot rewrite another session's record, nor index a spool
+/// that is not there; one indexed and then refused leaves the index.
+#[test]
+fn only_a_spool_that_is_there_and_new_is_indexed_and_a_refused_one_leaves() {
+    let w = world();
+    let index = Index::open(&w.data).unwrap();
+    let Record::Start { id, ts, cwd, shell, pid, .. } = start(&w.root, "", 1) else { unreachable!() };
+    index.append(&Record::Start { id, ts, cwd, shell, pid, parent: None, first_instruction: None }).unwrap();
+    // The root's own id (it has a session directory), a name that is not
+    // an id, and an id with no spool.
+    for id in [w.root.as_str(), "../../outside", "20261126T000000.000Z-0badc0de"] {
+        assert!(!index_running(&w.reports, &w.data, &start(id, &w.root, 1)).unwrap(), "{id}");
+    }
+    assert!(index.load().unwrap().get(&w.root).unwrap().parent.is_none(), "the root's record is untouched");
+    // A spool that is a symbolic link: indexed as it starts, refused at
+    // its import, and out of the index after.
+    let elsewhere = tempfile::tempdir().unwrap();
+    let forged = "20261126T000000.000Z-0000f00d";
+    symlink(elsewhere.path(), w.reports.join(forged)).unwrap();
+    assert!(index_running(&w.reports, &w.data, &start(forged, &w.root, 1)).unwrap());
+    assert!(index.load().unwrap().get(forged).is_some());
+    assert!(import(&w.reports, forged, &w.root, &w.data)[0].is_err());
+    unindex(&w.data, forged).unwrap();
+    assert!(index.load().unwrap().get(forged).is_none());
+    // unindex leaves a session that has a directory alone.
+    unindex(&w.data, &w.root).unwrap();
+    assert!(index.load().unwrap().get(&w.root).is_some());
 }

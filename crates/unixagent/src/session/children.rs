@@ -42,9 +42,22 @@ struct Known {
     /// The end of a line not complete yet.
     partial: String,
     started: bool,
+    /// The working directory and shell its session started with, until
+    /// they are taken for the index ([`Reports::take_begun`]).
+    begun: Option<(String, String)>,
     ended: bool,
     /// Its writer is gone (the file's last close, or its pid gone).
     closed: bool,
+}
+
+/// A child whose session started, as its report says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Begun {
+    pub session: String,
+    pub pid: u32,
+    pub instruction: String,
+    pub cwd: String,
+    pub shell: String,
 }
 
 /// Every child's report, folded. Pure.
@@ -69,6 +82,7 @@ impl Reports {
                 since: now,
                 partial: String::new(),
                 started: false,
+                begun: None,
                 ended: false,
                 closed: false,
             };
@@ -114,6 +128,23 @@ impl Reports {
         Some(k.fold.progress(now.saturating_duration_since(k.since), width))
     }
 
+    /// The child of this report whose session started and still runs,
+    /// once: for the index, which lists it from then on.
+    pub(super) fn take_begun(&mut self, name: &str) -> Option<Begun> {
+        let k = self.known.get_mut(name)?;
+        if k.ended {
+            return None;
+        }
+        let (cwd, shell) = k.begun.take()?;
+        Some(Begun {
+            session: k.fold.session.clone()?,
+            pid: k.pid?,
+            instruction: k.fold.instruction.clone(),
+            cwd,
+            shell,
+        })
+    }
+
     /// Whether this report has said all it will.
     pub(super) fn ended(&self, name: &str) -> bool {
         self.known.get(name).is_some_and(|k| k.ended)
@@ -134,8 +165,9 @@ impl Known {
         let Ok(e) = serde_json::from_str::<AgentEvent>(line) else { return };
         self.fold.event(&e);
         match e {
-            AgentEvent::Session { .. } if !self.started => {
+            AgentEvent::Session { cwd, shell, .. } if !self.started => {
                 self.started = true;
+                self.begun = Some((cwd, shell));
                 out.push(self.event());
             }
             AgentEvent::Result { .. } => {
@@ -295,9 +327,13 @@ impl Children {
             self.read.insert(path.clone(), from + bytes.len() as u64);
             self.reports.feed(&name, (&bytes, Instant::now()), closed)
         };
+        // A child that spools its session is listed from its start.
+        if let (Some(importer), Some(begun)) = (self.importer.as_mut(), self.reports.take_begun(&name)) {
+            events.extend(importer.started(&self.dir, begun));
+        }
         if self.reports.closed(&name) {
             let _ = std::fs::remove_file(&path);
-            if let (Some(importer), Some(session)) = (&self.importer, self.reports.session(&name)) {
+            if let (Some(importer), Some(session)) = (self.importer.as_mut(), self.reports.session(&name)) {
                 events.extend(importer.import(&self.dir, session));
             }
         }
@@ -308,7 +344,7 @@ impl Children {
     /// spool still here imported, whether or not its child was heard to go.
     pub(super) fn finish(&mut self) -> Vec<AgentEvent> {
         let mut events = self.settle();
-        if let Some(importer) = &self.importer {
+        if let Some(importer) = self.importer.as_mut() {
             events.extend(importer.import_all(&self.dir));
         }
         events

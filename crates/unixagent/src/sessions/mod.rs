@@ -461,6 +461,22 @@ fn choose(summaries: &Summaries, cwd: &str) -> Result<String, String> {
 
 /// The session whose id is `prefix` or starts with it. An ambiguous
 /// prefix is an error listing the candidates.
+/// Why no session directory starts with `prefix`: a child agent that runs
+/// in its parent's sandbox is listed from its start, but its directory
+/// comes with its parent's import once it ends.
+fn not_found(data_dir: &Path, prefix: &str) -> String {
+    let summaries = Index::open(data_dir).ok().and_then(|i| i.load().ok());
+    let running = summaries.as_ref().and_then(|s| {
+        s.sessions().iter().find(|s| s.id.starts_with(prefix) && matches!(s.state, SessionState::Running { .. }))
+    });
+    match running.and_then(|s| Some((&s.id, s.parent.as_ref()?))) {
+        Some((id, parent)) => format!(
+            "session {id} is a child agent still running in the sandbox of session {parent}; its journal is kept there until it ends, then `unixagent sessions show {id}` shows it"
+        ),
+        None => format!("no session id starts with {prefix:?} (`unixagent sessions list --all` lists them)"),
+    }
+}
+
 pub fn find(data_dir: &Path, prefix: &str) -> Result<SessionDir, String> {
     let sessions = data_dir.join("sessions");
     let prefix = prefix.trim();
@@ -482,7 +498,7 @@ pub fn find(data_dir: &Path, prefix: &str) -> Result<SessionDir, String> {
         .collect();
     found.sort();
     match found.as_slice() {
-        [] => Err(format!("no session id starts with {prefix:?} (`unixagent sessions list --all` lists them)")),
+        [] => Err(not_found(data_dir, prefix)),
         [one] => SessionDir::open(sessions.join(one)).map_err(|e| e.to_string()),
         many => {
             let shown: Vec<&str> = many.iter().rev().take(5).map(String::as_str).collect();
