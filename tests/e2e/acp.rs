@@ -141,6 +141,8 @@ fn permission_requests_answered_allow_once_and_reject() {
     assert_eq!(seen["prompts"], serde_json::json!(["end_turn"]));
     let results = tool_results(&messages(&server, 1));
     assert!(results[1].0.contains("denied"), "{results:?}");
+    // Answered questions are not withdrawn.
+    assert!(!seen["wire"].as_array().unwrap().iter().any(|m| m.get("cancel").is_some()), "{seen:#}");
 }
 
 const SAME_TWICE: &str = r#"
@@ -176,6 +178,13 @@ fn an_unanswered_permission_request_is_a_denial_after_the_approval_timeout() {
     assert!(!home.path().join("late.txt").exists());
     let results = tool_results(&messages(&server, 1));
     assert!(results[0].0.contains("no approval arrived"), "{results:?}");
+    // The question the session stopped waiting for is withdrawn.
+    let wire = seen["wire"].as_array().unwrap();
+    let asked: Vec<&Value> =
+        wire.iter().filter(|m| m["request"] == "session/request_permission").map(|m| &m["id"]).collect();
+    let withdrawn: Vec<&Value> = wire.iter().filter_map(|m| m.get("cancel")).collect();
+    assert_eq!(asked.len(), 1, "{wire:#?}");
+    assert_eq!(withdrawn, asked, "{wire:#?}");
 }
 
 #[test]
@@ -192,6 +201,35 @@ delay_ms = 300
     assert_eq!(seen["prompts"], serde_json::json!(["cancelled"]));
     assert!(!text(&seen).contains("ten"), "{seen:#}");
     assert_eq!(server.wait_for_end(0, WAIT), Ok(RequestEnd::ClientDisconnected));
+}
+
+/// `session/close` (advertised): the turn is cancelled, the session ends
+/// its run before the close is answered (its journal and the index hear
+/// the end), and the session is gone for the client.
+#[test]
+fn a_closed_session_cancels_its_turn_ends_its_run_and_is_gone() {
+    let home = Home::new();
+    let server = model(
+        r#"
+[[turn]]
+text = ["one ", "two ", "three ", "four ", "five ", "six ", "seven ", "eight ", "nine ", "ten "]
+delay_ms = 300
+"#,
+    );
+    let seen = client(&home, &server, "", "close", &[]);
+    assert!(seen["initialize"]["agentCapabilities"]["sessionCapabilities"]["close"].is_object(), "{seen:#}");
+    assert_eq!(seen["closed"], true, "{seen:#}");
+    assert_eq!(seen["prompts"], serde_json::json!(["cancelled"]));
+    assert_eq!(server.wait_for_end(0, WAIT), Ok(RequestEnd::ClientDisconnected));
+    let errors = seen["errors"].as_array().unwrap();
+    assert_eq!(errors.len(), 1, "{seen:#}");
+    assert!(errors[0]["message"].as_str().unwrap_or_default().contains("session"), "{seen:#}");
+    // Ended before the close was answered: the journal says so.
+    let id = seen["session_id"].as_str().unwrap();
+    let journal =
+        std::fs::read_to_string(home.path().join(".local/share/unixagent/sessions").join(id).join("journal.jsonl"))
+            .unwrap();
+    assert!(journal.lines().last().unwrap_or_default().contains("\"type\":\"session_end\""), "{journal}");
 }
 
 #[test]

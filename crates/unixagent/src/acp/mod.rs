@@ -24,8 +24,9 @@
 //! | `session/new` | `unixagent --json` in `cwd` |
 //! | `session/load`, `session/resume` | `unixagent --json --resume ID`; load replays the journal |
 //! | `session/prompt` | `{"type":"instruction"}`; answered at `turn_end` |
-//! | `session/request_permission` | sent for `approval_request`; the answer is `{"type":"approval"}` |
+//! | `session/request_permission` | sent for `approval_request`; the answer is `{"type":"approval"}`; withdrawn with `$/cancel_request` when the session stops waiting (its approval timeout, the turn's end) |
 //! | `session/cancel` | `{"type":"cancel"}` |
+//! | `session/close` | `{"type":"cancel"}`, then its stdin closed; answered when it has ended |
 
 mod history;
 mod render;
@@ -36,11 +37,12 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use agent_client_protocol::v1::schema::{
-    AgentCapabilities, AuthenticateRequest, AuthenticateResponse, CancelNotification, ContentBlock,
-    EmbeddedResourceResource, Implementation, InitializeRequest, InitializeResponse, LoadSessionRequest,
-    LoadSessionResponse, NewSessionRequest, NewSessionResponse, PromptCapabilities, PromptRequest, PromptResponse,
-    RequestPermissionOutcome, RequestPermissionRequest, ResumeSessionRequest, ResumeSessionResponse,
-    SessionCapabilities, SessionId, SessionNotification, SessionResumeCapabilities, StopReason,
+    AgentCapabilities, AuthenticateRequest, AuthenticateResponse, CancelNotification, CloseSessionRequest,
+    CloseSessionResponse, ContentBlock, EmbeddedResourceResource, Implementation, InitializeRequest,
+    InitializeResponse, LoadSessionRequest, LoadSessionResponse, NewSessionRequest, NewSessionResponse,
+    PromptCapabilities, PromptRequest, PromptResponse, RequestPermissionOutcome, RequestPermissionRequest,
+    ResumeSessionRequest, ResumeSessionResponse, SessionCapabilities, SessionCloseCapabilities, SessionId,
+    SessionNotification, SessionResumeCapabilities, StopReason,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent, ByteStreams, Client, Error, ErrorCode};
@@ -67,6 +69,13 @@ pub struct Options {
 struct Running {
     input: mpsc::UnboundedSender<String>,
     turn: Mutex<Option<oneshot::Sender<Result<StopReason, String>>>>,
+    /// `session/close`: the session's stdin is closed once what was sent
+    /// to it is written, and it ends its run as at the end of its input.
+    close: tokio::sync::Notify,
+    /// Its run is over (its stdout closed).
+    over: tokio::sync::watch::Sender<bool>,
+    /// Permission requests the client has not answered, by tool call.
+    asked: Mutex<HashMap<String, agent_client_protocol::RequestCancellationHandle>>,
 }
 
 /// The running sessions by id, and every session process started (each
@@ -92,8 +101,8 @@ pub fn run(opts: Options) -> anyhow::Result<i32> {
 async fn serve(opts: Arc<Options>) -> anyhow::Result<()> {
     let sessions: Sessions = Arc::default();
     let transport = ByteStreams::new(tokio::io::stdout().compat_write(), tokio::io::stdin().compat());
-    let (new_s, load_s, resume_s, prompt_s, cancel_s) =
-        (sessions.clone(), sessions.clone(), sessions.clone(), sessions.clone(), sessions.clone());
+    let (new_s, load_s, resume_s, prompt_s, cancel_s, close_s) =
+        (sessions.clone(), sessions.clone(), sessions.clone(), sessions.clone(), sessions.clone(), sessions.clone());
     let (new_o, load_o, resume_o) = (opts.clone(), opts.clone(), opts);
     Agent
         .v1()
@@ -172,7 +181,7 @@ async fn serve(opts: Arc<Options>) -> anyhow::Result<()> {
                 };
                 let (tx, rx) = oneshot::channel();
                 {
-                    let mut turn = running.turn.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                    let mut turn = lock(&running.turn);
                     if turn.is_some() {
                         return responder.respond_with_error(Error::new(
                             ErrorCode::INVALID_REQUEST,
@@ -209,12 +218,39 @@ async fn serve(opts: Arc<Options>) -> anyhow::Result<()> {
             },
             agent_client_protocol::on_receive_notification!(),
         )
+        .on_receive_request(
+            // Its turn is cancelled and its input closed: the session ends
+            // its run (journal, index, trace) and the answer comes once it
+            // has, or after END_GRACE.
+            async move |req: CloseSessionRequest, responder: Responder<CloseSessionResponse>, cx: ConnectionTo<Client>| {
+                let Some(running) = find(&close_s, &req.session_id) else {
+                    return responder.respond_with_error(not_found(&req.session_id));
+                };
+                // Gone for the client at once: a prompt after this is for
+                // no session.
+                lock(&close_s.running).remove(req.session_id.0.as_ref());
+                let _ = running.input.send(line(&Input::Cancel));
+                running.close.notify_one();
+                let mut over = running.over.subscribe();
+                cx.spawn(async move {
+                    if tokio::time::timeout(END_GRACE, over.wait_for(|o| *o)).await.is_err() {
+                        eprintln!(
+                            "unixagent acp: session {} did not end within {} s of being closed; it ends with the connection.",
+                            req.session_id.0,
+                            END_GRACE.as_secs()
+                        );
+                    }
+                    responder.respond(CloseSessionResponse::new())
+                })
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
         .connect_to(transport)
         .await?;
     // The client went away: every session's stdin is closed with the
     // connection, so each ends its run as `--json` does at end of input
     // (a question waiting is denied, the journal and index hear the end).
-    let children = std::mem::take(&mut *sessions.children.lock().unwrap_or_else(std::sync::PoisonError::into_inner));
+    let children = std::mem::take(&mut *lock(&sessions.children));
     for mut child in children {
         if tokio::time::timeout(END_GRACE, child.wait()).await.is_err() {
             eprintln!(
@@ -233,14 +269,16 @@ fn initialize(_req: &InitializeRequest) -> InitializeResponse {
     let caps = AgentCapabilities::new()
         .load_session(true)
         .prompt_capabilities(PromptCapabilities::new().embedded_context(true))
-        .session_capabilities(SessionCapabilities::new().resume(SessionResumeCapabilities::new()));
+        .session_capabilities(
+            SessionCapabilities::new().resume(SessionResumeCapabilities::new()).close(SessionCloseCapabilities::new()),
+        );
     InitializeResponse::new(agent_client_protocol::schema::ProtocolVersion::V1)
         .agent_capabilities(caps)
         .agent_info(Implementation::new("unixagent", env!("CARGO_PKG_VERSION")))
 }
 
 fn find(sessions: &Sessions, id: &SessionId) -> Option<Arc<Running>> {
-    sessions.running.lock().unwrap_or_else(std::sync::PoisonError::into_inner).get(id.0.as_ref()).cloned()
+    lock(&sessions.running).get(id.0.as_ref()).cloned()
 }
 
 fn not_found(id: &SessionId) -> Error {
@@ -311,7 +349,7 @@ async fn start(
     };
     let mut child = cmd.spawn().map_err(failed)?;
     let pipes = (child.stdin.take(), child.stdout.take());
-    sessions.children.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push(child);
+    lock(&sessions.children).push(child);
     let (Some(mut stdin), Some(stdout)) = pipes else {
         return Err(Error::new(ErrorCode::INTERNAL_ERROR, "the session's pipes were not set up; try again"));
     };
@@ -333,10 +371,25 @@ async fn start(
         }
     };
     let (input, mut queued) = mpsc::unbounded_channel::<String>();
-    let running = Arc::new(Running { input, turn: Mutex::new(None) });
-    sessions.running.lock().unwrap_or_else(std::sync::PoisonError::into_inner).insert(id.clone(), running.clone());
+    let running = Arc::new(Running {
+        input,
+        turn: Mutex::new(None),
+        close: tokio::sync::Notify::new(),
+        over: tokio::sync::watch::Sender::new(false),
+        asked: Mutex::default(),
+    });
+    lock(&sessions.running).insert(id.clone(), running.clone());
+    let writer = running.clone();
     cx.spawn(async move {
-        while let Some(l) = queued.recv().await {
+        loop {
+            // What was queued first, so a close comes after the cancel
+            // sent with it.
+            let l = tokio::select! {
+                biased;
+                l = queued.recv() => l,
+                () = writer.close.notified() => None,
+            };
+            let Some(l) = l else { break };
             if stdin.write_all(l.as_bytes()).await.is_err() || stdin.flush().await.is_err() {
                 break;
             }
@@ -352,17 +405,40 @@ async fn start(
                 eprintln!("unixagent acp: session {} wrote a line that is not an event: {l}", session.0);
                 continue;
             };
+            withdraw(&running, &event);
             for out in front.event(&event) {
                 deliver(out, &session, &running, &conn)?;
             }
         }
         // The run is over: a prompt still waiting hears so, and the
         // session is gone.
-        running.turn.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take();
-        sessions.running.lock().unwrap_or_else(std::sync::PoisonError::into_inner).remove(session.0.as_ref());
+        lock(&running.turn).take();
+        lock(&sessions.running).remove(session.0.as_ref());
+        running.over.send_replace(true);
         Ok(())
     })?;
     Ok(id)
+}
+
+/// The session stopped waiting for an answer the client still holds: the
+/// command's result came without it (the approval timeout denied it), or
+/// the turn or the run ended. The client is told with `$/cancel_request`,
+/// so an editor can take the question down.
+fn withdraw(running: &Running, event: &AgentEvent) {
+    let mut asked = lock(&running.asked);
+    let gone: Vec<_> = match event {
+        AgentEvent::CommandResult { id, .. } => asked.remove(id).into_iter().collect(),
+        AgentEvent::TurnEnd { .. } | AgentEvent::Result { .. } => asked.drain().map(|(_, h)| h).collect(),
+        _ => return,
+    };
+    for handle in gone {
+        let _ = handle.cancel();
+    }
+}
+
+/// A lock whose holder panicked is used as it was left.
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// Carries out what one event came to.
@@ -371,14 +447,16 @@ fn deliver(out: Out, session: &SessionId, running: &Arc<Running>, cx: &Connectio
         Out::Update(update) => cx.send_notification(SessionNotification::new(session.clone(), update)),
         Out::Ask { tool_call, options } => {
             let id = tool_call.tool_call_id.0.to_string();
-            let request = RequestPermissionRequest::new(session.clone(), tool_call, options);
+            let request = cx.send_request(RequestPermissionRequest::new(session.clone(), tool_call, options));
+            lock(&running.asked).insert(id.clone(), request.cancellation_handle());
             let (running, conn, session) = (running.clone(), cx.clone(), session.clone());
             // The answer is awaited off the dispatch loop. The session
             // itself denies the command if none comes before
-            // `batch.approval_timeout_secs`; an answer after that is
-            // ignored there.
+            // `batch.approval_timeout_secs` (and the request is withdrawn,
+            // see `withdraw`); an answer after that is ignored there.
             cx.spawn(async move {
-                let outcome = conn.send_request(request).block_task().await.map(|r| r.outcome);
+                let outcome = request.block_task().await.map(|r| r.outcome);
+                lock(&running.asked).remove(&id);
                 let decision = match outcome {
                     Ok(RequestPermissionOutcome::Selected(s)) if s.option_id.0.as_ref() == render::ALLOW_ONCE => {
                         Approval::Allow
@@ -396,13 +474,13 @@ fn deliver(out: Out, session: &SessionId, running: &Arc<Running>, cx: &Connectio
             })
         }
         Out::TurnOver(answer) => {
-            if let Some(tx) = running.turn.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take() {
+            if let Some(tx) = lock(&running.turn).take() {
                 let _ = tx.send(answer);
             }
             Ok(())
         }
         Out::Ended => {
-            running.turn.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take();
+            lock(&running.turn).take();
             Ok(())
         }
     }

@@ -25,10 +25,11 @@
 
 use std::collections::VecDeque;
 
-use ua_protocol::agent::CommandStatus;
+use ua_protocol::agent::{CommandStatus, TurnStop};
 use ua_protocol::conversation::{Block, Message, Role, ToolResult, ToolUse};
 
 use ua_protocol::event::{StopReason, StreamEvent, TurnBuilder, Usage};
+use ua_protocol::journal::DecisionOutcome;
 use ua_protocol::tool::{OutputMode, ShellInput};
 
 /// Told to the model, in the next call, when its previous answer was cut
@@ -121,6 +122,19 @@ pub enum Answer {
     Steer(String),
 }
 
+impl Answer {
+    /// The decision the journal records for this answer.
+    pub fn outcome(&self) -> DecisionOutcome {
+        match self {
+            Answer::Run => DecisionOutcome::Run,
+            Answer::Edit(command) => DecisionOutcome::Edited { command: command.clone() },
+            Answer::Skip => DecisionOutcome::Skipped,
+            Answer::Deny(_) => DecisionOutcome::Denied,
+            Answer::Quit | Answer::Steer(_) => DecisionOutcome::Stopped,
+        }
+    }
+}
+
 /// Why a turn ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum End {
@@ -146,6 +160,19 @@ impl End {
             End::Answered => last_exit.unwrap_or(0),
             End::Failed(_) | End::StepLimit => failed(last_exit),
             End::Stopped => 130,
+        }
+    }
+
+    /// How the turn ended, for front ends: the model's last stop reason
+    /// says whether an answer was cut short or refused.
+    pub fn stop(&self, model_stop: Option<&StopReason>) -> TurnStop {
+        match (self, model_stop) {
+            (End::Answered, Some(StopReason::MaxTokens)) => TurnStop::MaxTokens,
+            (End::Answered, Some(StopReason::Refusal)) => TurnStop::Refusal,
+            (End::Answered, _) => TurnStop::EndTurn,
+            (End::Stopped, _) => TurnStop::Cancelled,
+            (End::StepLimit, _) => TurnStop::StepLimit,
+            (End::Failed(_), _) => TurnStop::Error,
         }
     }
 }

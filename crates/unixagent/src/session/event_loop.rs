@@ -31,6 +31,7 @@ use super::front::{Batch, FrontEnd, KeyInput, Next, Read};
 use super::outbox::{Chrome, Out, Outbox, ShellOp, TurnEnd};
 use super::proxy::Proxy;
 use super::startup;
+use super::waits::{board_changed, changed_child, next_line, read_keys, sleep_until, writable};
 use crate::keyboard::Keys;
 
 /// The running session: the loop and the parts it routes between.
@@ -759,56 +760,5 @@ fn context(proxy: &mut Proxy, board: Option<&mut TaskBoard>, lines: usize) -> Tu
         markers: proxy.markers(),
         board: board.is_some(),
         active_tasks: board.and_then(TaskBoard::for_turn),
-    }
-}
-
-/// The board's next changes; `None` when its watcher has stopped (the
-/// branch is disabled without a board).
-async fn board_changed(board: &mut Option<TaskBoard>) -> Option<Vec<TaskChange>> {
-    match board {
-        Some(b) => b.changed().await,
-        None => std::future::pending().await,
-    }
-}
-
-/// The next keystrokes (the branch is disabled when there is no keyboard).
-async fn read_keys(keys: &mut Option<crate::keyboard::Keyboard>) -> Keys<'_> {
-    match keys {
-        Some(k) => k.read().await,
-        None => std::future::pending().await,
-    }
-}
-
-/// The next child report that changed (the branch is disabled without a
-/// watch).
-async fn changed_child(children: &mut Option<Children>) -> (std::path::PathBuf, bool) {
-    match children {
-        Some(c) => c.changed().await,
-        None => std::future::pending().await,
-    }
-}
-
-/// The next batch input line (the branch is disabled without one).
-async fn next_line(batch: &mut Option<Batch>) -> Option<String> {
-    match batch {
-        Some(b) => b.next_line().await,
-        None => std::future::pending().await,
-    }
-}
-
-/// Waits until the queued-write descriptor can take bytes.
-async fn writable(
-    writer: &Option<AsyncFd<OwnedFd>>,
-) -> std::io::Result<tokio::io::unix::AsyncFdReadyGuard<'_, OwnedFd>> {
-    match writer {
-        Some(w) => w.writable().await,
-        None => std::future::pending().await,
-    }
-}
-
-async fn sleep_until(deadline: Option<Instant>) {
-    match deadline {
-        Some(d) => tokio::time::sleep_until(d).await,
-        None => std::future::pending().await,
     }
 }

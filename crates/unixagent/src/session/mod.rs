@@ -46,6 +46,7 @@ mod proxy;
 mod record;
 mod spool;
 pub(crate) mod startup;
+mod waits;
 
 #[derive(Debug)]
 pub struct Options {
@@ -532,7 +533,7 @@ fn spool_dir() -> Option<PathBuf> {
 
 /// What the person is told when a session continues: which one, what
 /// could not be read, and each command whose outcome is unknown.
-fn resume_lines(r: &ua_store::resume::Resumed, id: &str) -> Vec<String> {
+pub(in crate::session) fn resume_lines(r: &ua_store::resume::Resumed, id: &str) -> Vec<String> {
     let turns = r.next_turn.saturating_sub(1);
     let mut lines = vec![format!("continuing session {id} ({turns} turn{} so far)", if turns == 1 { "" } else { "s" })];
     lines.extend(r.report.skipped.iter().map(ToString::to_string));

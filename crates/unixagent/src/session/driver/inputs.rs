@@ -71,3 +71,9 @@ pub(in crate::session) enum Wake {
     /// A gate decision (boxed: it carries the whole request and decision).
     Gated(Option<Result<Box<GateDone>, tokio::task::JoinError>>),
 }
+
+/// The operating system and kernel release, as `linux 6.1.0-18-amd64`.
+pub(super) fn os_release() -> String {
+    let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+    format!("{} {}", std::env::consts::OS, release.trim()).trim().to_string()
+}

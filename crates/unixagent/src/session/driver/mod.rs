@@ -36,11 +36,10 @@ use ua_backend::provider::{Fallback, Request};
 use ua_backend::tokens::estimate_message;
 use ua_context::fit::fit;
 use ua_context::prompt::{ContextSnapshot, frame_tool_output};
-use ua_protocol::agent::{AgentEvent, CommandStatus, GateDecision, TokenUsage, TurnStop};
+use ua_protocol::agent::{AgentEvent, CommandStatus, GateDecision, TokenUsage};
 use ua_protocol::conversation::{Block, Message};
-use ua_protocol::event::StopReason;
 use ua_protocol::event::StreamEvent;
-use ua_protocol::journal::{DecisionOutcome, JournalEntry};
+use ua_protocol::journal::JournalEntry;
 use ua_protocol::tool::shell_tool;
 use ua_term::keys::Key;
 
@@ -223,7 +222,7 @@ impl Driver {
         self.markers = ctx.markers;
         self.snapshot = ContextSnapshot {
             cwd: ctx.cwd,
-            os: os_release(),
+            os: inputs::os_release(),
             shell: ctx.shell,
             env: ua_context::env::allowed_env(&self.opts.include_env, std::env::vars()),
             recent_output_lines: ctx.recent_lines,
@@ -557,15 +556,8 @@ impl Driver {
         self.asking.close();
         out.chrome(Chrome::HandOver);
         if let Some(p) = self.current().cloned() {
-            let outcome = match &answer {
-                Answer::Run => DecisionOutcome::Run,
-                Answer::Edit(command) => DecisionOutcome::Edited { command: command.clone() },
-                Answer::Skip => DecisionOutcome::Skipped,
-                Answer::Deny(_) => DecisionOutcome::Denied,
-                Answer::Quit | Answer::Steer(_) => DecisionOutcome::Stopped,
-            };
             let risk = self.asking.risk();
-            self.records.decision(self.turn_no, &p, outcome, ("the user", "human"), &risk, out);
+            self.records.decision(self.turn_no, &p, answer.outcome(), ("the user", "human"), &risk, out);
             if !matches!(answer, Answer::Edit(_)) {
                 let approved = matches!(answer, Answer::Run);
                 self.records.audit_human(self.gate.policy(), self.gate.last(), approved, out);
@@ -677,13 +669,7 @@ impl Driver {
     /// Returns the line to type: the command, carrying its trace context
     /// when it starts a unixagent (see `trace::typed_command`).
     pub(in crate::session) fn command_typed(&mut self, p: &Proposal, out: &mut Outbox) -> String {
-        let entry = JournalEntry::CommandIntent {
-            turn: self.turn_no,
-            tool_use_id: p.id.clone(),
-            command: p.command.clone(),
-            read_only: self.gate.read_only(),
-        };
-        self.records.record(entry, out);
+        self.records.intent(self.turn_no, p, self.gate.read_only(), out);
         crate::trace::typed_command(&self.opts.telemetry, &self.opts.shell, self.records.session_id(), self.turn_no, p)
     }
 
@@ -762,7 +748,7 @@ impl Driver {
         let descendants = self.records.descendants();
         out.chrome(Chrome::Footer { usage, commands: steps, elapsed: self.started.elapsed(), descendants });
         let meta = self.model.answer_meta();
-        let stop = turn_stop(&end, meta.1.as_ref());
+        let stop = end.stop(meta.1.as_ref());
         self.records.answer(self.turn_no, self.model.call_no(), turn.messages(), meta, out);
         let cost_micros = self.model.model().and_then(|m| self.opts.pricing.get(m)).map(|price| price.micros(&usage));
         self.records.turn_end(self.turn_no, &end, (usage, steps, cost_micros), out);
@@ -800,47 +786,14 @@ impl Driver {
         notices: bool,
         out: &mut Outbox,
     ) {
-        let entry = JournalEntry::Resumed {
-            pid: std::process::id(),
-            version: env!("CARGO_PKG_VERSION").to_string(),
-            shell: shell.display().to_string(),
-            cwd: cwd.to_string(),
-            from_checkpoint: r.checkpoint.map(|c| c.seq),
-        };
-        self.records.record(entry, out);
-        self.records.checkpoint(out);
-        if notices {
-            for line in super::resume_lines(&r, self.records.session_id()) {
-                out.notice(line);
-            }
-        }
+        self.records.resumed(&r, (shell, cwd), notices, out);
         // The same session: what it used before counts against its budget.
         if let Some(warning) = self.model.used_before(&before) {
             out.notice(warning);
         }
         self.history = r.conversation;
-        self.records.set_journaled(r.journaled);
         self.turn_no = r.next_turn.saturating_sub(1);
     }
-}
-
-/// The operating system and kernel release, as `linux 6.1.0-18-amd64`.
-/// How a turn ended, for front ends: the model's last stop reason says
-/// whether an answer was cut short or refused.
-fn turn_stop(end: &End, model_stop: Option<&StopReason>) -> TurnStop {
-    match (end, model_stop) {
-        (End::Answered, Some(StopReason::MaxTokens)) => TurnStop::MaxTokens,
-        (End::Answered, Some(StopReason::Refusal)) => TurnStop::Refusal,
-        (End::Answered, _) => TurnStop::EndTurn,
-        (End::Stopped, _) => TurnStop::Cancelled,
-        (End::StepLimit, _) => TurnStop::StepLimit,
-        (End::Failed(_), _) => TurnStop::Error,
-    }
-}
-
-fn os_release() -> String {
-    let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
-    format!("{} {}", std::env::consts::OS, release.trim()).trim().to_string()
 }
 
 #[cfg(test)]

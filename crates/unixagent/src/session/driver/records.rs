@@ -255,9 +255,40 @@ impl Records {
         self.journaled = self.journaled.saturating_sub(upto) + 1;
     }
 
-    /// A continued session: the journal already holds this many messages.
-    pub(in crate::session) fn set_journaled(&mut self, journaled: usize) {
-        self.journaled = journaled;
+    /// The command `p` is about to be typed: the ledger's line, synced
+    /// (unless read-only) so that a crash leaves no doubt it started.
+    pub(in crate::session) fn intent(&mut self, turn: u32, p: &Proposal, read_only: bool, out: &mut Outbox) {
+        let entry =
+            JournalEntry::CommandIntent { turn, tool_use_id: p.id.clone(), command: p.command.clone(), read_only };
+        self.record(entry, out);
+    }
+
+    /// A session reopened with `--continue` or `--resume`: the journal
+    /// says so and holds the conversation this far. `notices`: the
+    /// resume's lines go out as notices (batch mode; a terminal printed
+    /// them).
+    pub(in crate::session) fn resumed(
+        &mut self,
+        r: &ua_store::resume::Resumed,
+        (shell, cwd): (&std::path::Path, &str),
+        notices: bool,
+        out: &mut Outbox,
+    ) {
+        let entry = JournalEntry::Resumed {
+            pid: std::process::id(),
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            shell: shell.display().to_string(),
+            cwd: cwd.to_string(),
+            from_checkpoint: r.checkpoint.map(|c| c.seq),
+        };
+        self.record(entry, out);
+        self.checkpoint(out);
+        if notices {
+            for line in crate::session::resume_lines(r, self.session_id()) {
+                out.notice(line);
+            }
+        }
+        self.journaled = r.journaled;
     }
 
     /// The policy's own decision (allow, deny, or the question it asked).
