@@ -187,16 +187,17 @@ fn an_unanswered_permission_request_is_a_denial_after_the_approval_timeout() {
     assert_eq!(withdrawn, asked, "{wire:#?}");
 }
 
-#[test]
-fn a_cancel_mid_stream_ends_the_prompt_as_cancelled_and_drops_the_model_call() {
-    let home = Home::new();
-    let server = model(
-        r#"
+/// An answer streamed slowly enough to be cut short.
+const COUNTING: &str = r#"
 [[turn]]
 text = ["one ", "two ", "three ", "four ", "five ", "six ", "seven ", "eight ", "nine ", "ten "]
 delay_ms = 300
-"#,
-    );
+"#;
+
+#[test]
+fn a_cancel_mid_stream_ends_the_prompt_as_cancelled_and_drops_the_model_call() {
+    let home = Home::new();
+    let server = model(COUNTING);
     let seen = client(&home, &server, "", "cancel", &[]);
     assert_eq!(seen["prompts"], serde_json::json!(["cancelled"]));
     assert!(!text(&seen).contains("ten"), "{seen:#}");
@@ -209,13 +210,7 @@ delay_ms = 300
 #[test]
 fn a_closed_session_cancels_its_turn_ends_its_run_and_is_gone() {
     let home = Home::new();
-    let server = model(
-        r#"
-[[turn]]
-text = ["one ", "two ", "three ", "four ", "five ", "six ", "seven ", "eight ", "nine ", "ten "]
-delay_ms = 300
-"#,
-    );
+    let server = model(COUNTING);
     let seen = client(&home, &server, "", "close", &[]);
     assert!(seen["initialize"]["agentCapabilities"]["sessionCapabilities"]["close"].is_object(), "{seen:#}");
     assert_eq!(seen["closed"], true, "{seen:#}");

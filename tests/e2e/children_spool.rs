@@ -53,13 +53,18 @@ fn nothing_left_beside_the_sessions(home: &Home) {
     assert!(stray.is_empty(), "{stray:?}");
 }
 
-fn sessions_show(home: &Home, id: &str) -> String {
-    let out = Command::new(unixagent())
+/// `sessions show ID` in `home`, as it ran.
+fn show(home: &Home, id: &str) -> std::process::Output {
+    Command::new(unixagent())
         .args(["sessions", "show", id])
         .env("HOME", home.path())
         .env("XDG_DATA_HOME", home.path().join(".local/share"))
         .output()
-        .unwrap();
+        .unwrap()
+}
+
+fn sessions_show(home: &Home, id: &str) -> String {
+    let out = show(home, id);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
@@ -181,12 +186,7 @@ fn a_sandboxed_child_killed_with_sigkill_is_imported_as_crashed() {
     assert_eq!(running[1]["parent"], running[0]["id"]);
     assert_eq!(running[1]["first_instruction"], "get stuck", "{running:#?}");
     let id = running[1]["id"].as_str().unwrap();
-    let show = Command::new(unixagent())
-        .args(["sessions", "show", id])
-        .env("HOME", home.path())
-        .env("XDG_DATA_HOME", home.path().join(".local/share"))
-        .output()
-        .unwrap();
+    let show = show(&home, id);
     let said = String::from_utf8_lossy(&show.stderr);
     assert!(!show.status.success(), "{said}");
     assert!(said.contains(&format!("session {id} is a child agent still running in the sandbox of session")), "{said}");
