@@ -48,4 +48,5 @@ mod shells;
 mod sshd;
 mod support;
 mod transparency;
+mod typing;
 mod watchers;

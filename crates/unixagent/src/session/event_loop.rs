@@ -601,6 +601,9 @@ impl Session {
                 other => self.proxy.act(other),
             }
         }
+        if self.proxy.editing() {
+            self.driver.prepare();
+        }
     }
 
     /// Keys while a turn runs.

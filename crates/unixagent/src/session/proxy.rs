@@ -365,6 +365,11 @@ impl Proxy {
         self.icpt.on_input(bytes, Geometry { prompt_col, width })
     }
 
+    /// The instruction editor owns the line: an instruction is being typed.
+    pub(in crate::session) fn editing(&self) -> bool {
+        self.icpt.editing()
+    }
+
     /// Carries out what a key came to, but an instruction (the session's).
     pub(in crate::session) fn act(&mut self, action: Action) {
         match action {

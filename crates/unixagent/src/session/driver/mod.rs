@@ -150,10 +150,7 @@ impl Driver {
 
     /// The id of the proposal a question is waiting on, if any.
     pub(in crate::session) fn asking_id(&self) -> Option<String> {
-        if !self.asking.open() {
-            return None;
-        }
-        self.current().map(|p| p.id.clone())
+        self.current().filter(|_| self.asking.open()).map(|p| p.id.clone())
     }
 
     fn current(&self) -> Option<&Proposal> {
@@ -182,6 +179,11 @@ impl Driver {
             Wake::Model(ModelWake::Built(built)) => self.on_built(built, out),
             Wake::Gated(done) => self.on_gated(done, out),
         }
+    }
+
+    /// An instruction is being typed ([`ModelCall::prepare`]).
+    pub(in crate::session) fn prepare(&mut self) {
+        self.model.prepare();
     }
 
     /// Appends to the session journal (the session's own start and end).
@@ -346,8 +348,7 @@ impl Driver {
                 }
             }
             Err(message) => {
-                let entry = JournalEntry::Error { turn: Some(self.turn_no), message: message.clone() };
-                self.records.record(entry, out);
+                self.records.error(self.turn_no, message.clone(), out);
                 self.turn_input(|t| t.stream_ended(Err(message)), out);
             }
         }
@@ -377,8 +378,7 @@ impl Driver {
                     self.call(out);
                     return;
                 }
-                let entry = JournalEntry::Error { turn: Some(self.turn_no), message: e.to_string() };
-                self.records.record(entry, out);
+                self.records.error(self.turn_no, e.to_string(), out);
                 self.model.set_error(e.kind());
                 let effects = self.turn.as_mut().map(|t| t.stream_ended(Err(e.to_string()))).unwrap_or_default();
                 self.journal_answer(out);
@@ -428,8 +428,7 @@ impl Driver {
                 return;
             }
             SummaryStep::Failed(e) => {
-                let message = format!("summarising failed: {e}");
-                self.records.record(JournalEntry::Error { turn: Some(self.turn_no), message }, out);
+                self.records.error(self.turn_no, format!("summarising failed: {e}"), out);
                 out.notice(format!("summarising failed ({e}); the oldest turns are left out of this call instead"));
                 self.call(out);
                 return;

@@ -143,6 +143,18 @@ impl ModelCall {
         self.summary_tried = false;
     }
 
+    /// Someone is typing an instruction: the backend is built and the
+    /// scrubber's patterns compiled meanwhile, on threads, so the first
+    /// call waits for neither. Once: nothing is started again once it is
+    /// built, being built, or failed.
+    pub(in crate::session) fn prepare(&mut self) {
+        if self.provider.is_some() || self.building.is_some() || self.failed.is_some() {
+            return;
+        }
+        self.building = Some(backend::spawn_build(self.setup.clone()));
+        let _ = std::thread::Builder::new().name("prepare".into()).spawn(ua_context::prepare);
+    }
+
     /// Starts a call: the provider to make it with, or `None` while the
     /// backend is still being built (the call is made once it is).
     pub(in crate::session) fn begin(&mut self) -> Option<Arc<Fallback>> {

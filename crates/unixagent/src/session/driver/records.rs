@@ -255,6 +255,11 @@ impl Records {
         self.journaled = self.journaled.saturating_sub(upto) + 1;
     }
 
+    /// An error of turn `turn`, for the journal.
+    pub(in crate::session) fn error(&mut self, turn: u32, message: String, out: &mut Outbox) {
+        self.record(JournalEntry::Error { turn: Some(turn), message }, out);
+    }
+
     /// The command `p` is about to be typed: the ledger's line, synced
     /// (unless read-only) so that a crash leaves no doubt it started.
     pub(in crate::session) fn intent(&mut self, turn: u32, p: &Proposal, read_only: bool, out: &mut Outbox) {
