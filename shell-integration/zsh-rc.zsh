@@ -35,8 +35,16 @@ __ua_url_path() {
 
 # Our hooks return 0 whatever the command's status: zsh hands each hook
 # the command's $? itself, and a hook that fails runs the user's ZERR trap.
+#
+# zsh runs a DEBUG trap before every command, inside functions too. Each
+# hook of ours sets it aside for its own run (`emulate -L` makes traps
+# local, so the user's comes back as the hook returns): a user's DEBUG
+# trap sees the two or three lines that do that, never the rest (the
+# markers, a loop over every byte of $PWD).
 __ua_precmd_first() {
     local ret=$?
+    emulate -L zsh
+    trap - DEBUG
     # An instant prompt (powerlevel10k's) points stdout at a file until its
     # own precmd runs, and shows whatever landed there as console output
     # from start-up: the markers go to the terminal, like the prompt.
@@ -62,6 +70,7 @@ __ua_prompt_start() {
 
 __ua_precmd_last() {
     emulate -L zsh
+    trap - DEBUG
     # Prompt frameworks may rebuild PS1 in their own precmd; re-append B.
     if [[ "$PS1" != *$'\e]133;B;aid='"$__ua_aid"$'\a'* ]]; then
         PS1+=$'%{\e]133;B;aid='"$__ua_aid"$'\a%}'
@@ -71,11 +80,12 @@ __ua_precmd_last() {
 }
 
 __ua_preexec() {
+    emulate -L zsh
+    trap - DEBUG
     if [[ ! -t 1 ]] && { : >/dev/tty } 2>/dev/null; then
         __ua_preexec "$@" >/dev/tty
         return 0
     fi
-    emulate -L zsh
     __ua_ran=1
     print -n "\e]133;C;aid=$__ua_aid\a"
     __ua_install_hooks

@@ -201,3 +201,57 @@ fn fish_3_events_see_only_the_users_commands() {
 fn fish_4_events_see_only_the_users_commands() {
     same_watch_log(&FISH4);
 }
+
+/// zsh runs a DEBUG trap inside functions, our hooks among them: at the
+/// prompt a user's DEBUG trap sees what it sees in zsh alone, and of ours
+/// only the lines that set it aside for each hook's run, never the hook's
+/// work (the markers, the loop over `$PWD`); it is in place again for the
+/// user's own commands and functions.
+#[test]
+fn a_zsh_debug_trap_sees_only_how_our_hooks_set_it_aside() {
+    const RC: &str = "PS1='PS1-MARK> '\nHISTFILE=~/.zsh_history_test\nmine() { print -r -- in-mine }\n\
+                      trap 'print -r -- \"debug $ZSH_DEBUG_CMD\" >>~/watch.log' DEBUG\n";
+    // A long working directory: the hook's loop runs once per byte.
+    const LINES: [&str; 3] =
+        ["mkdir -p ~/a-rather-long/directory-name && cd ~/a-rather-long/directory-name", "echo one", "mine"];
+    // What the trap sees from the first prompt on (during start-up it sees
+    // the rest of our .zshrc shim, which runs after the user's; see DESIGN).
+    let alone = {
+        let home = Home::new();
+        home.write(".zshrc", RC);
+        let shell = which("zsh");
+        let mut t = Spawn::new(&shell).arg("-i").env("HOME", home.path()).env("SHELL", &shell).cwd(home.path()).start();
+        let prompt = |t: &Term, n: usize| {
+            t.wait_for(&format!("zsh alone: prompt #{n}"), |s| {
+                s.count(PROMPT.as_bytes()) >= n && s.cursor_row().ends_with(PROMPT.trim_end())
+            });
+        };
+        prompt(&t, 1);
+        std::fs::write(home.path().join("watch.log"), "").unwrap();
+        for (i, line) in LINES.iter().enumerate() {
+            t.send(format!("{line}\r"));
+            prompt(&t, i + 2);
+        }
+        watch_log(&home)
+    };
+    assert!(alone.contains("debug print -r -- in-mine"), "{alone}");
+    let home = Home::new();
+    home.write(".zshrc", RC);
+    let server = model(SCENARIO);
+    let mut t = start_with(&home, "zsh", &server);
+    std::fs::write(home.path().join("watch.log"), "").unwrap();
+    for line in LINES {
+        run(&mut t, line);
+    }
+    let log = watch_log(&home);
+    let ours = ["debug local ret=$? ", "debug emulate -L zsh", "debug trap - DEBUG"];
+    let theirs: String = log.lines().filter(|l| !ours.contains(l)).map(|l| format!("{l}\n")).collect();
+    let alone_emulates = alone.lines().filter(|l| *l == "debug emulate -L zsh").count();
+    let theirs_alone: String =
+        alone.lines().filter(|l| *l != "debug emulate -L zsh").map(|l| format!("{l}\n")).collect();
+    assert_eq!(theirs, theirs_alone, "what the DEBUG trap saw under unixagent (left) and alone (right):\n{log}");
+    // Three hooks a command, each setting the trap aside in two or three
+    // lines (and the system's own widgets' `emulate` lines).
+    let ours_seen = log.lines().count() - theirs.lines().count();
+    assert!(ours_seen <= LINES.len() * 8 + alone_emulates, "{ours_seen} lines of ours:\n{log}");
+}
