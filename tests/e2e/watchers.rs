@@ -244,14 +244,17 @@ fn a_zsh_debug_trap_sees_only_how_our_hooks_set_it_aside() {
         run(&mut t, line);
     }
     let log = watch_log(&home);
+    // Debian's /etc/zsh/zshrc has zle widgets of its own (`emulate -L zsh`,
+    // then `printf` of a terminfo string), run as each line is read: when
+    // the first and last of them land in the log depends on timing, so
+    // they are left out on both sides.
+    let system = |l: &str| l == "debug emulate -L zsh" || l.starts_with("debug printf '%s' ${terminfo[");
     let ours = ["debug local ret=$? ", "debug emulate -L zsh", "debug trap - DEBUG"];
-    let theirs: String = log.lines().filter(|l| !ours.contains(l)).map(|l| format!("{l}\n")).collect();
-    let alone_emulates = alone.lines().filter(|l| *l == "debug emulate -L zsh").count();
-    let theirs_alone: String =
-        alone.lines().filter(|l| *l != "debug emulate -L zsh").map(|l| format!("{l}\n")).collect();
+    let theirs: String = log.lines().filter(|l| !ours.contains(l) && !system(l)).map(|l| format!("{l}\n")).collect();
+    let theirs_alone: String = alone.lines().filter(|l| !system(l)).map(|l| format!("{l}\n")).collect();
     assert_eq!(theirs, theirs_alone, "what the DEBUG trap saw under unixagent (left) and alone (right):\n{log}");
     // Three hooks a command, each setting the trap aside in two or three
-    // lines (and the system's own widgets' `emulate` lines).
-    let ours_seen = log.lines().count() - theirs.lines().count();
-    assert!(ours_seen <= LINES.len() * 8 + alone_emulates, "{ours_seen} lines of ours:\n{log}");
+    // lines (the `emulate` lines of the system's widgets counted too).
+    let ours_seen = log.lines().filter(|l| ours.contains(l)).count();
+    assert!(ours_seen <= LINES.len() * 12, "{ours_seen} lines of ours:\n{log}");
 }
