@@ -172,14 +172,11 @@ fn a_sandboxed_child_killed_with_sigkill_is_imported_as_crashed() {
     let child = wait_for_process("unixagent -c # get stuck");
     // While it runs it is listed under its root, though its session is
     // still in the spool; `sessions show` says where it is.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    let running = loop {
-        let list = sessions(&home);
-        if list.len() == 2 || std::time::Instant::now() > deadline {
-            break list;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    };
+    let mut running = Vec::new();
+    eventually(std::time::Duration::from_secs(10), || {
+        running = sessions(&home);
+        running.len() == 2
+    });
     let states: Vec<(&str, u64)> =
         running.iter().map(|s| (s["state"].as_str().unwrap(), s["depth"].as_u64().unwrap())).collect();
     assert_eq!(states, [("running", 0), ("running", 1)], "{running:#?}");

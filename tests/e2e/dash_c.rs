@@ -385,19 +385,17 @@ fn one_shot_before_the_prompt(args: &[&str]) {
     // Let the shell go on, whatever happened: once its `.bashrc` reads the
     // FIFO (the model may well be asked before bash gets that far), and
     // not at all when it has already gone.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    while child.try_wait().unwrap().is_none() && std::time::Instant::now() < deadline {
+    eventually(std::time::Duration::from_secs(20), || {
         let go = nix::fcntl::open(
             &fifo,
             nix::fcntl::OFlag::O_WRONLY | nix::fcntl::OFlag::O_NONBLOCK,
             nix::sys::stat::Mode::empty(),
         );
-        if let Ok(fd) = go {
-            let _ = nix::unistd::write(&fd, b"go\n");
-            break;
+        match go {
+            Ok(fd) => nix::unistd::write(&fd, b"go\n").is_ok(),
+            Err(_) => child.try_wait().unwrap().is_some(),
         }
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
+    });
     let out = child.wait_with_output().unwrap();
     assert!(asked.is_ok(), "{args:?}: the model was not asked before the shell's first prompt");
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));

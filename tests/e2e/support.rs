@@ -14,6 +14,20 @@ pub const SHELLS: [&str; 3] = ["bash", "zsh", "fish"];
 
 /// Absolute path of a program from PATH. No test skips for want of a
 /// program: one that is missing fails the test, saying what installs it.
+/// Whether `cond` holds within `wait`, asked every 10 ms.
+pub fn eventually(wait: std::time::Duration, mut cond: impl FnMut() -> bool) -> bool {
+    let deadline = std::time::Instant::now() + wait;
+    loop {
+        if cond() {
+            return true;
+        }
+        if std::time::Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
 pub fn which(name: &str) -> PathBuf {
     let path = std::env::var_os("PATH").unwrap_or_default();
     std::env::split_paths(&path)

@@ -3,22 +3,10 @@
 //! client reads the system's certificates), so Enter does not wait for it;
 //! a shell where nobody types an instruction builds nothing.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::agent::model;
 use crate::support::*;
-
-/// Whether `path` appears within `wait`.
-fn appears(path: &std::path::Path, wait: Duration) -> bool {
-    let deadline = Instant::now() + wait;
-    while Instant::now() < deadline {
-        if path.exists() {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    path.exists()
-}
 
 #[test]
 fn the_backend_is_built_while_an_instruction_is_typed_and_only_then() {
@@ -45,7 +33,10 @@ fn the_backend_is_built_while_an_instruction_is_typed_and_only_then() {
         // Typing one does, before Enter.
         t.send("# say it");
         t.wait_text("# say it");
-        assert!(appears(&built, Duration::from_secs(20)), "{shell}: the backend was not built while typing");
+        assert!(
+            eventually(Duration::from_secs(20), || built.exists()),
+            "{shell}: the backend was not built while typing"
+        );
         assert!(server.requests().is_empty(), "{shell}: the model was asked before Enter");
         t.send("\r");
         t.wait_text("typed-reply-ok");

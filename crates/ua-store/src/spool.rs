@@ -131,11 +131,10 @@ pub fn children_of(spool: &Path) -> PathBuf {
 /// forged, and must not rewrite another session's record.
 pub fn index_running(reports: &Path, data: &Path, start: &Record) -> Result<bool, StoreError> {
     let id = start.id();
-    let known = || data.join("sessions").join(id).symlink_metadata().is_ok();
     if !matches!(start, Record::Start { .. })
         || !is_session_id(id)
         || reports.join(id).symlink_metadata().is_err()
-        || known()
+        || has_session(data, id)
     {
         return Ok(false);
     }
@@ -147,10 +146,15 @@ pub fn index_running(reports: &Path, data: &Path, start: &Record) -> Result<bool
 /// index again, when its spool was not imported; a session that has a
 /// directory after all is left as it is.
 pub fn unindex(data: &Path, id: &str) -> Result<(), StoreError> {
-    if !is_session_id(id) || data.join("sessions").join(id).symlink_metadata().is_ok() {
+    if !is_session_id(id) || has_session(data, id) {
         return Ok(());
     }
     Index::open(data)?.append(&Record::Pruned { id: id.to_string(), ts: crate::session::now_ms() })
+}
+
+/// Whether `data` has a session directory (or anything) by the name `id`.
+fn has_session(data: &Path, id: &str) -> bool {
+    data.join("sessions").join(id).symlink_metadata().is_ok()
 }
 
 /// Imports the spool `name` of the report directory `reports` (whose
@@ -220,11 +224,10 @@ fn import_one(reports: &Path, name: &str, parent: &str, data: &Path) -> Result<(
         return Err(Why::Name);
     }
     let spool = &reports.join(name);
-    let sessions = data.join("sessions");
-    let target = sessions.join(name);
-    if target.symlink_metadata().is_ok() {
+    if has_session(data, name) {
         return Err(Why::Exists);
     }
+    let target = data.join("sessions").join(name);
     // Out of the sandbox's reach before anything is read: a check made
     // where a sandboxed process can still write would not hold.
     let staging = tempfile::Builder::new()

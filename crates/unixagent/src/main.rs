@@ -261,11 +261,8 @@ fn run(cli: cli::Cli, login_by_name: bool) -> anyhow::Result<i32> {
         // HTTP client reads the system's certificates) is built from here
         // on, and the patterns that scrub its first context are compiled,
         // beside the sandbox's trial and the session's set-up.
-        let calls_at_once = oneshot.is_some() || batch.is_some();
-        if calls_at_once {
-            let _ = std::thread::Builder::new().name("prepare".into()).spawn(ua_context::prepare);
-        }
-        let backend_building = calls_at_once.then(|| agent::backend::spawn_build(agent.backend.clone()));
+        let backend_building =
+            (oneshot.is_some() || batch.is_some()).then(|| agent::backend::prepare(agent.backend.clone()));
         let sandbox = sandbox();
         // Tried from here on, while the rest is set up; the shell waits
         // for the verdict.

@@ -56,6 +56,14 @@ pub fn build(setup: &Setup, notice: ua_backend::provider::FallbackNotice) -> Res
     Ok((Arc::new(chain.with_notice(notice)), warnings))
 }
 
+/// Everything a first model call would wait for, started on threads: the
+/// backend's build ([`spawn_build`]) and the patterns that scrub the
+/// first context (`ua_context::prepare`).
+pub fn prepare(setup: Setup) -> Building {
+    let _ = std::thread::Builder::new().name("prepare".into()).spawn(ua_context::prepare);
+    spawn_build(setup)
+}
+
 /// A backend being built on a thread: its result, once there.
 pub type Building = tokio::sync::oneshot::Receiver<Result<Built, String>>;
 

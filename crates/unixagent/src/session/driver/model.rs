@@ -151,8 +151,7 @@ impl ModelCall {
         if self.provider.is_some() || self.building.is_some() || self.failed.is_some() {
             return;
         }
-        self.building = Some(backend::spawn_build(self.setup.clone()));
-        let _ = std::thread::Builder::new().name("prepare".into()).spawn(ua_context::prepare);
+        self.building = Some(backend::prepare(self.setup.clone()));
     }
 
     /// Starts a call: the provider to make it with, or `None` while the
